@@ -1,0 +1,168 @@
+"""Porcelain shared by the operation scripts: argument parsing, reading input, output, errors.
+
+Every script is `main(argv) -> int` wrapped by `run`, which turns an expected
+failure (`_lib.errors.Error`) into one `error:` line plus a `hint:` line on stderr
+and its exit code, so no traceback reaches a user for an expected error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import stat
+import sys
+from typing import Any, Callable, NoReturn
+
+from _lib import errors, memory
+
+EXIT_USAGE = 2
+STDIN_WAIT_SECONDS = 0.25  # implicit stdin: only data that is already on its way
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the project's error format (exit 2, `error:` then `hint:`)."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"error: {message}\nhint: run `{self.prog} --help` for usage\n")
+        sys.exit(EXIT_USAGE)
+
+
+def parser(op: str, description: str, epilog: str | None = None) -> ArgumentParser:
+    """A parser for `memory <op>` whose help shows the description and examples."""
+    return ArgumentParser(prog=f"memory {op}", description=description, epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_scope(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
+    parser.add_argument("--scope", choices=("global", "project", "local", "enterprise"),
+                        help=help_text or "limit to one scope (default: every readable scope)")
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
+def add_filters(parser: argparse.ArgumentParser, *, scope_help: str | None = None) -> None:
+    """--type, --tag, --scope, --since and --status, shared by list, search and semantic."""
+    parser.add_argument("--type", action="append", metavar="TYPE",
+                        help="only memories of this type (repeatable): " + ", ".join(memory.TYPES))
+    parser.add_argument("--tag", help="only memories carrying this tag")
+    add_scope(parser, scope_help)
+    parser.add_argument("--since", metavar="WHEN",
+                        help="only memories updated since WHEN: an ISO date/time or an age like 7d, 12h, 2w")
+    parser.add_argument("--status", choices=memory.STATUSES, help="only memories with this status")
+
+
+def filters_from(args: argparse.Namespace) -> Any:
+    from _lib import clock, store
+
+    since = None
+    if getattr(args, "since", None):
+        since = clock.parse_since(args.since)
+        if since is None:
+            raise errors.InvalidInput(f"--since {args.since!r} is not a date or an age",
+                                      "use e.g. 2026-01-31, 2026-01-31T09:00:00Z, 7d, 12h or 2w")
+    return store.Filters(types=args.type, tag=args.tag, scope=args.scope, since=since,
+                         status=getattr(args, "status", None))
+
+
+def run(main: Callable[[list[str]], int]) -> NoReturn:
+    """Run a script's main with the project's error handling and exit with its code."""
+    try:
+        code = main(sys.argv[1:])
+    except errors.Error as exc:
+        print_error(exc)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        code = 130
+    except BrokenPipeError:  # e.g. `memory list | head`: the reader went away
+        try:
+            sys.stdout = open(os.devnull, "w")
+        finally:
+            code = 0
+    sys.exit(code)
+
+
+def print_error(exc: errors.Error) -> None:
+    sys.stderr.write(f"error: {exc.message}\n")
+    if exc.hint:
+        sys.stderr.write(f"hint: {exc.hint}\n")
+
+
+def print_warnings(warnings: list[str]) -> None:
+    for warning in warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def read_text_file(path: str) -> str:
+    """A UTF-8 text file (or stdin for `-`), refused when binary, not UTF-8 or over the body limit."""
+    limit = memory.MAX_BODY * 4 + 4096  # UTF-8 needs at most 4 bytes per character (+ frontmatter)
+    try:
+        if path == "-":
+            raw = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as handle:
+                raw = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise errors.NotFound(f"file {path} does not exist", "check the path given to --file") from None
+    except IsADirectoryError:
+        raise errors.InvalidInput(f"{path} is a directory", "give a text file to --file") from None
+    except OSError as exc:
+        raise errors.InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    if len(raw) > limit:
+        raise errors.InvalidInput(f"{'stdin' if path == '-' else path} is larger than the {memory.MAX_BODY}-character "
+                                  "content limit", "split it into several memories and link them")
+    if b"\x00" in raw:
+        raise errors.InvalidInput(f"{'stdin' if path == '-' else path} holds binary data (NUL bytes)",
+                                  "memories hold UTF-8 markdown text")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise errors.InvalidInput(f"{'stdin' if path == '-' else path} is not UTF-8 text (byte {exc.start})",
+                                  "convert it to UTF-8 first") from None
+
+
+def piped_stdin() -> str | None:
+    """Text piped to stdin, if any is on its way; None for a terminal or an idle inherited pipe."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return None
+    if stat.S_ISREG(mode):
+        return read_text_file("-")
+    if not stat.S_ISFIFO(mode) and not stat.S_ISSOCK(mode):
+        return None
+    try:
+        ready, _, _ = select.select([sys.stdin], [], [], STDIN_WAIT_SECONDS)
+    except (OSError, ValueError):
+        return None
+    return read_text_file("-") if ready else None
+
+
+def body_from(args: argparse.Namespace) -> str | None:
+    """The body given by --content, --file (`-` for stdin) or piped stdin; None when none was given."""
+    given = [name for name in ("content", "file") if getattr(args, name, None) is not None]
+    if len(given) > 1:
+        raise errors.InvalidInput("give the body once: --content or --file, not both")
+    if getattr(args, "content", None) is not None:
+        return args.content
+    if getattr(args, "file", None) is not None:
+        return read_text_file(args.file)
+    return piped_stdin()
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    """Left-aligned columns; the last column is not padded."""
+    widths = [max(len(str(row[column])) for row in [headers, *rows]) for column in range(len(headers) - 1)]
+    lines = []
+    for row in [headers, *rows]:
+        cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(row[-1])]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,83 @@
+"""Timestamps: ISO 8601 UTC strings as the data model writes them."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+_ISO_RE = re.compile(
+    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$"
+)
+
+
+def now() -> _dt.datetime:
+    """The current time, UTC, whole seconds."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+
+
+def now_iso() -> str:
+    """The current time as `YYYY-MM-DDTHH:MM:SSZ`."""
+    return to_iso(now())
+
+
+def to_iso(moment: _dt.datetime | _dt.date) -> str:
+    """Format a datetime (naive means UTC) or date as an ISO 8601 UTC string."""
+    if not isinstance(moment, _dt.datetime):
+        moment = _dt.datetime(moment.year, moment.month, moment.day, tzinfo=_dt.timezone.utc)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.timezone.utc)
+    moment = moment.astimezone(_dt.timezone.utc)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += f".{moment.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def from_epoch(seconds: float) -> str:
+    """An epoch time (e.g. a file's mtime) as an ISO string, whole seconds."""
+    return to_iso(_dt.datetime.fromtimestamp(int(seconds), _dt.timezone.utc))
+
+
+def parse(value: object) -> _dt.datetime | None:
+    """Parse an ISO 8601 timestamp (string, date or datetime); None when it is not one.
+
+    Naive values are taken as UTC. Works on Python 3.10, whose `fromisoformat`
+    does not accept a `Z` suffix.
+    """
+    if isinstance(value, _dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+    if isinstance(value, _dt.date):
+        return _dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc)
+    if not isinstance(value, str) or not _ISO_RE.match(value.strip()):
+        return None
+    text = value.strip().replace(" ", "T", 1)
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    elif re.search(r"[+-]\d{4}$", text):
+        text = text[:-2] + ":" + text[-2:]
+    fraction = re.search(r"\.(\d+)", text)
+    if fraction and len(fraction.group(1)) != 6:  # 3.10 wants exactly 3 or 6 digits
+        digits = (fraction.group(1) + "000000")[:6]
+        text = text[: fraction.start(1)] + digits + text[fraction.end(1):]
+    try:
+        moment = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=_dt.timezone.utc)
+
+
+def normalise(value: object) -> str | None:
+    """The canonical ISO string of a timestamp value, or None if it is not one."""
+    moment = parse(value)
+    return to_iso(moment) if moment else None
+
+
+def parse_since(text: str) -> _dt.datetime | None:
+    """Parse a `--since` value: an ISO date/time, or a relative age like `7d`, `12h`, `2w`."""
+    match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
+    if match:
+        amount, unit = int(match.group(1)), match.group(2)
+        delta = {"m": _dt.timedelta(minutes=amount), "h": _dt.timedelta(hours=amount),
+                 "d": _dt.timedelta(days=amount), "w": _dt.timedelta(weeks=amount)}[unit]
+        return now() - delta
+    return parse(text)

@@ -1,0 +1,292 @@
+"""YAML frontmatter: split, parse, and rewrite fields without touching the others.
+
+Rewriting is done per top-level key on the original text, so unknown fields,
+comments and formatting survive byte for byte, and a file whose fields did not
+change is written back identical. New values are emitted in the data model's
+style: block lists, double-quoted timestamps.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from . import clock, errors
+
+DELETE = object()  # marker for replace_fields: remove the key
+
+_KEY_LINE = re.compile(
+    r"""^(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#\-"'?:,\[\]{}&*!|>%@`][^:#\r\n]*?)[ \t]*:(?:[ \t]|\r?$|$)""")
+_WIKI_ONLY = re.compile(r"^\s*(\[\[[^\[\]\r\n]+\]\]\s*,?\s*)+$")
+_WIKI_TARGET = re.compile(r"\[\[([^\[\]|#\r\n]+)(?:#[^\[\]|\r\n]*)?(?:\|[^\[\]\r\n]*)?\]\]")
+_PLAIN_SAFE = re.compile(r"^[A-Za-z_](?:[A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/])?$")
+_YAML_WORDS = {"yes", "no", "true", "false", "on", "off", "null", "y", "n", "~"}
+_NON_PRINTABLE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029\ufeff]")
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": "\\0",
+            "\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P"}
+MAX_FRONTMATTER_NODES = 20_000
+
+
+@dataclass
+class Document:
+    """A markdown file cut into its frontmatter text and body, as found on disk."""
+
+    prefix: str            # a byte-order mark, if the file had one
+    frontmatter: str | None  # text between the `---` lines (each line with its ending); None if absent
+    body: str
+    newline: str           # line ending of the opening delimiter
+
+    def text(self) -> str:
+        """The file text again; identical to the input of `split` when nothing changed."""
+        if self.frontmatter is None:
+            return self.prefix + self.body
+        return f"{self.prefix}---{self.newline}{self.frontmatter}---{self.newline}{self.body}"
+
+
+def split(text: str) -> Document:
+    """Cut a file into frontmatter and body. A file without `---` first has no frontmatter."""
+    prefix = ""
+    if text.startswith("\ufeff"):
+        prefix, text = "\ufeff", text[1:]
+    match = re.match(r"---[ \t]*(\r?\n)", text)
+    if not match:
+        return Document(prefix, None, text, "\n")
+    newline = match.group(1)
+    position = match.end()
+    lines_start = position
+    while position <= len(text):
+        end = text.find("\n", position)
+        line = text[position:] if end == -1 else text[position:end]
+        if line.rstrip("\r \t") in ("---", "..."):
+            body_start = len(text) if end == -1 else end + 1
+            return Document(prefix, text[lines_start:position], text[body_start:], newline)
+        if end == -1:
+            break
+        position = end + 1
+    raise errors.InvalidInput("the frontmatter has no closing `---` line",
+                              "end the YAML block with a line holding only ---")
+
+
+def yaml_module() -> Any:
+    """Import PyYAML, even when the interpreter was started without site-packages (-S)."""
+    try:
+        import yaml
+    except ImportError:
+        if sys.flags.no_site:
+            import site
+
+            site.main()
+            try:
+                import yaml
+            except ImportError:
+                yaml = None
+        else:
+            yaml = None
+        if yaml is None:
+            raise errors.DependencyMissing(
+                "PyYAML is not installed for " + sys.executable,
+                "install the plugin's requirements: python3 -m pip install -r requirements.txt") from None
+    return yaml
+
+
+def parse(frontmatter: str) -> dict[str, Any]:
+    """The frontmatter as a dict with timestamps as ISO strings. Raises InvalidInput when broken."""
+    if not frontmatter.strip():
+        return {}
+    yaml = yaml_module()
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(_with_wiki_lists(frontmatter), Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""  # +2: 0-based, after `---`
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise errors.InvalidInput(f"invalid YAML frontmatter{where}: {problem}",
+                                  "fix the YAML between the --- lines") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise errors.InvalidInput("the frontmatter is not a mapping of fields",
+                                  "write fields as `key: value` lines")
+    budget = [MAX_FRONTMATTER_NODES]
+    return {str(key): _plain(value, budget) for key, value in data.items()}
+
+
+def _with_wiki_lists(frontmatter: str) -> str:
+    """Turn memory-graph style `related: [[a]], [[b]]` lines into YAML lists before parsing."""
+    if "[[" not in frontmatter:
+        return frontmatter
+    out = []
+    for line in frontmatter.splitlines(keepends=True):
+        match = _KEY_LINE.match(line)
+        if match:
+            value = line[match.end():]
+            if _WIKI_ONLY.match(value.rstrip("\r\n")):
+                targets = [target.strip() for target in _WIKI_TARGET.findall(value)]
+                ending = line[len(line.rstrip("\r\n")):]
+                line = line[: match.end()].rstrip(" \t") + " " + emit_flow_list(targets) + ending
+        out.append(line)
+    return "".join(out)
+
+
+def _plain(value: Any, budget: list[int]) -> Any:
+    """Convert YAML values to JSON-friendly ones; refuse alias bombs."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise errors.InvalidInput("the frontmatter is too large or too deeply aliased",
+                                  "simplify the YAML between the --- lines")
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return clock.to_iso(value)
+    if isinstance(value, dict):
+        return {str(key): _plain(item, budget) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(item, budget) for item in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def wiki_targets(text: str) -> list[str]:
+    """Targets of `[[slug]]`, `[[slug|text]]` and `[[slug#section]]` links, in order, deduplicated."""
+    seen: dict[str, None] = {}
+    for target in _WIKI_TARGET.findall(text):
+        seen.setdefault(target.strip(), None)
+    return list(seen)
+
+
+# -- emitting -----------------------------------------------------------------------------
+
+def scalar(value: Any, *, quote: bool = False) -> str:
+    """One YAML scalar: plain when that reads back as the same string, else double-quoted."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value)
+    if not quote and _PLAIN_SAFE.match(text) and text.lower() not in _YAML_WORDS:
+        return text
+    return '"' + _NON_PRINTABLE.sub(_escape_char, text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group(0)
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def emit_flow_list(items: Iterable[Any]) -> str:
+    """A one-line YAML list with every item double-quoted (safe for any text)."""
+    return "[" + ", ".join(scalar(item, quote=True) for item in items) + "]"
+
+
+def emit_field(key: str, value: Any, *, quote: bool = False, indent: int = 0) -> str:
+    """A `key: value` block in block style (lists as `- item` lines), ending with a newline."""
+    return "".join(_block(scalar(key), value, indent, quote))
+
+
+def _inline(value: Any, quote: bool) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[]"
+    if isinstance(value, dict):
+        return "{}"
+    return scalar(value, quote=quote)
+
+
+def _block(key_text: str, value: Any, indent: int, quote: bool) -> list[str]:
+    pad = " " * indent
+    if isinstance(value, dict) and value:
+        lines = [f"{pad}{key_text}:\n"]
+        for sub_key, sub_value in value.items():
+            lines += _block(scalar(str(sub_key)), sub_value, indent + 2, quote)
+        return lines
+    if isinstance(value, (list, tuple)) and value:
+        lines = [f"{pad}{key_text}:\n"]
+        for item in value:
+            lines += _item(item, indent + 2, quote)
+        return lines
+    return [f"{pad}{key_text}: {_inline(value, quote)}\n"]
+
+
+def _item(item: Any, indent: int, quote: bool) -> list[str]:
+    pad = " " * indent
+    if isinstance(item, dict) and item:
+        lines = [line for sub_key, sub_value in item.items()
+                 for line in _block(scalar(str(sub_key)), sub_value, indent + 2, quote)]
+    elif isinstance(item, (list, tuple)) and item:
+        lines = [line for sub_item in item for line in _item(sub_item, indent + 2, quote)]
+    else:
+        return [f"{pad}- {_inline(item, quote)}\n"]
+    lines[0] = pad + "- " + lines[0][indent + 2:]
+    return lines
+
+
+# -- rewriting ----------------------------------------------------------------------------
+
+def _blocks(frontmatter: str) -> list[tuple[str | None, list[str]]]:
+    """Top-level blocks: (key, lines). Leading comments or blank lines have key None."""
+    blocks: list[tuple[str | None, list[str]]] = []
+    for line in frontmatter.splitlines(keepends=True):
+        match = _KEY_LINE.match(line)
+        if match:
+            key = match.group("key")
+            if key[:1] in "\"'":
+                key = key[1:-1]
+            blocks.append((key.strip(), [line]))
+        elif blocks:
+            blocks[-1][1].append(line)
+        else:
+            blocks.append((None, [line]))
+    return blocks
+
+
+def replace_fields(frontmatter: str, changes: dict[str, Any], *, newline: str = "\n",
+                   quoted: Iterable[str] = ()) -> str:
+    """Rewrite only the given top-level keys (value DELETE removes one); new keys go at the end."""
+    if not changes:
+        return frontmatter
+    quoted = set(quoted)
+    pending = dict(changes)
+    out: list[str] = []
+    for key, lines in _blocks(frontmatter):
+        if key is None or key not in pending:
+            out.extend(lines)
+            continue
+        value = pending.pop(key)
+        trailing = _trailing_trivia(lines)
+        if value is not DELETE:
+            out.append(_with_newline(emit_field(key, value, quote=key in quoted), newline))
+        out.extend(trailing)
+    if out and not out[-1].endswith("\n"):
+        out[-1] += newline
+    for key, value in pending.items():
+        if value is not DELETE:
+            out.append(_with_newline(emit_field(key, value, quote=key in quoted), newline))
+    return "".join(out)
+
+
+def render(fields: dict[str, Any], *, quoted: Iterable[str] = ()) -> str:
+    """Fresh frontmatter text for `fields`, in the given order."""
+    quoted = set(quoted)
+    return "".join(emit_field(key, value, quote=key in quoted) for key, value in fields.items())
+
+
+def _trailing_trivia(lines: list[str]) -> list[str]:
+    """Blank and column-0 comment lines at the end of a block (kept when the block is replaced)."""
+    keep: list[str] = []
+    for line in reversed(lines[1:]):
+        if line.strip() == "" or line.startswith("#"):
+            keep.append(line)
+        else:
+            break
+    return list(reversed(keep))
+
+
+def _with_newline(text: str, newline: str) -> str:
+    return text if newline == "\n" else text.replace("\n", newline)

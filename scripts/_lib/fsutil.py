@@ -1,0 +1,122 @@
+"""Crash-safe file writes and the inter-process scope lock."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import time
+from pathlib import Path
+from typing import Iterator
+
+from . import errors
+
+TEMP_SUFFIX = ".tmp"
+
+
+def write_atomically(path: Path, data: bytes | str, *, durable: bool = True) -> None:
+    """Replace `path` with `data` so readers see the old or the new file, never a mix.
+
+    Writes a temp file beside `path`, fsyncs it, renames it over `path` and fsyncs
+    the directory. A symlink at `path` is replaced, never followed.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TEMP_SUFFIX}"
+    mode = 0o644
+    with contextlib.suppress(OSError):
+        existing = os.lstat(path)
+        if not os.path.islink(path):
+            mode = existing.st_mode & 0o777
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if durable:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    os.close(fd)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    if durable:
+        sync_directory(path.parent)
+
+
+def sync_directory(directory: Path) -> None:
+    """fsync a directory so a rename or unlink in it survives a power cut."""
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def remove_file(path: Path) -> bool:
+    """Delete a file if it exists; True when something was removed."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether `name` is a temp file left by `write_atomically`."""
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+def remove_stale_temps(directory: Path) -> int:
+    """Remove temp files of interrupted writes. Call only while holding the lock."""
+    removed = 0
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        for entry in entries:
+            if is_temp_name(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
+
+
+@contextlib.contextmanager
+def exclusive_lock(lock_path: Path, *, timeout: float = 30.0, what: str = "memory") -> Iterator[None]:
+    """Hold an exclusive advisory lock on `lock_path` for the duration of the block.
+
+    Uses flock(2): the kernel drops the lock when the holder exits or is killed,
+    so a crashed process can never leave the lock stuck.
+    """
+    import fcntl
+
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise errors.Busy(
+                        f"the {what} lock {lock_path} is held by another process",
+                        "wait for the other memory command to finish, then retry",
+                    ) from None
+                time.sleep(pause)  # back off: polling keeps the wait killable and bounded
+                pause = min(pause * 2, 0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

@@ -1,0 +1,223 @@
+"""The labelled, bidirectional link graph of one scope (graph.json).
+
+Links are declared by the memory files: `links` (with optional `link-labels`),
+`related:` lists and `[[wiki links]]` in bodies. graph.json is derived from those
+declarations plus labels and timestamps it already held; every edge is stored in
+both directions, the reverse one with the inverse label.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from .memory import Memory
+
+DEFAULT_LABEL = "relates-to"
+LABEL_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+INVERSE_LABELS = {
+    "implements": "implemented-by",
+    "part-of": "contains",
+    "builds-on": "foundation-for",
+    "relates-to": "relates-to",
+    "similar-to": "similar-to",
+    "supersedes": "superseded-by",
+    "depends-on": "dependency-of",
+    "deliberated-in": "concluded-in",
+}
+_REVERSED = {inverse: label for label, inverse in INVERSE_LABELS.items()}
+
+UNLABELLED = ""  # a link declared without a label: relates-to unless a labelled edge joins the pair
+ORIGIN_LINKS, ORIGIN_REFS, ORIGIN_IMPORTED = "links", "refs", "graph"
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A directed edge as graph.json stores it."""
+
+    source: str
+    target: str
+    label: str
+    timestamp: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"target": self.target, "label": self.label, "timestamp": self.timestamp}
+
+
+class Labels:
+    """Inverse-label lookup: the data model's table, config additions, else the label itself."""
+
+    def __init__(self, custom: Mapping[str, str] | None = None) -> None:
+        self.inverse_of = dict(INVERSE_LABELS)
+        self.inverse_of.update(_REVERSED)
+        for label, inverse in (custom or {}).items():
+            self.inverse_of[label] = inverse
+            self.inverse_of.setdefault(inverse, label)
+
+    def inverse(self, label: str) -> str:
+        return self.inverse_of.get(label, label)
+
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS declared(src TEXT NOT NULL, dst TEXT NOT NULL, label TEXT NOT NULL,
+  origin TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY(src, dst, label, origin)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS declared_dst ON declared(dst);
+CREATE TABLE IF NOT EXISTS adjacency(slug TEXT PRIMARY KEY, line TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+
+def declarations(memory: Memory) -> list[tuple[str, str, str]]:
+    """(target, label, origin) for every link a memory file declares."""
+    found: dict[tuple[str, str, str], None] = {}
+    labels = memory.link_labels
+    for target in memory.links:
+        if target == memory.slug:
+            continue
+        named = [label for label in labels.get(target, []) if LABEL_RE.match(label)]
+        for label in named or [UNLABELLED]:
+            found.setdefault((target, label, ORIGIN_LINKS), None)
+    for target in memory.references:
+        if target not in memory.links:
+            found.setdefault((target, UNLABELLED, ORIGIN_REFS), None)
+    return list(found)
+
+
+def replace_declarations(conn: sqlite3.Connection, slug: str, declared: Iterable[tuple[str, str, str]],
+                         default_ts: str) -> set[str]:
+    """Store what `slug`'s file declares (keeping timestamps of links that stay); returns touched slugs."""
+    old = {(dst, label, origin): ts for dst, label, origin, ts in conn.execute(
+        "SELECT dst, label, origin, ts FROM declared WHERE src=? AND origin IN (?, ?)",
+        (slug, ORIGIN_LINKS, ORIGIN_REFS))}
+    imported = {(dst, label): ts for dst, label, ts in conn.execute(
+        "SELECT dst, label, ts FROM declared WHERE src=? AND origin=?", (slug, ORIGIN_IMPORTED))}
+    conn.execute("DELETE FROM declared WHERE src=? AND origin IN (?, ?)", (slug, ORIGIN_LINKS, ORIGIN_REFS))
+    rows = []
+    for dst, label, origin in declared:
+        ts = old.get((dst, label, origin)) or imported.get((dst, label)) or default_ts
+        rows.append((slug, dst, label, origin, ts))
+    conn.executemany("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)", rows)
+    return {slug} | {dst for dst, _, _ in old} | {row[1] for row in rows}
+
+
+def forget(conn: sqlite3.Connection, slug: str) -> set[str]:
+    """Drop every declaration from `slug` (and imported ones to it); returns touched slugs."""
+    touched = {row[0] for row in conn.execute("SELECT dst FROM declared WHERE src=?", (slug,))}
+    touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (slug,))}
+    conn.execute("DELETE FROM declared WHERE src=?", (slug,))
+    conn.execute("DELETE FROM declared WHERE dst=? AND origin=?", (slug, ORIGIN_IMPORTED))
+    conn.execute("DELETE FROM adjacency WHERE slug=?", (slug,))
+    return touched | {slug}
+
+
+def node_edges(conn: sqlite3.Connection, slug: str, labels: Labels) -> list[Edge]:
+    """The edges leaving `slug` in the symmetric graph, sorted by time then target.
+
+    Each memory is authoritative for the labels of its own outgoing links; a pair
+    declared from one side only gets the inverse label on the other side, and an
+    unlabelled link or wiki link is `relates-to` unless a labelled edge joins the pair.
+    """
+    rows = conn.execute(
+        "SELECT d.dst, d.label, d.ts, 1 FROM declared d JOIN docs x ON x.slug = d.dst WHERE d.src=? "
+        "UNION ALL SELECT d.src, d.label, d.ts, 0 FROM declared d JOIN docs x ON x.slug = d.src WHERE d.dst=?",
+        (slug, slug)).fetchall()
+    own: dict[str, dict[str, str]] = {}
+    theirs: dict[str, dict[str, str]] = {}
+    plain: dict[str, str] = {}
+    for other, label, ts, outgoing in rows:
+        if other == slug:
+            continue
+        if label == UNLABELLED:
+            plain[other] = min(ts, plain.get(other, ts))
+            continue
+        side = own if outgoing else theirs
+        found = side.setdefault(other, {})
+        edge_label = label if outgoing else labels.inverse(label)
+        found[edge_label] = min(ts, found.get(edge_label, ts))
+    edges = []
+    for other in set(own) | set(theirs) | set(plain):
+        chosen = own.get(other) or theirs.get(other) or {DEFAULT_LABEL: plain[other]}
+        edges.extend(Edge(slug, other, label, ts) for label, ts in chosen.items())
+    return sorted(edges, key=lambda edge: (edge.timestamp, edge.target, edge.label))
+
+
+def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> bool:
+    """Recompute the graph.json lines of `slugs` (inside the write transaction); True if any changed."""
+    changed = False
+    for slug in set(slugs):
+        exists = conn.execute("SELECT 1 FROM docs WHERE slug=?", (slug,)).fetchone()
+        edges = node_edges(conn, slug, labels) if exists else []
+        old = conn.execute("SELECT line FROM adjacency WHERE slug=?", (slug,)).fetchone()
+        line = (json.dumps(slug) + ": " + json.dumps([edge.as_json() for edge in edges], ensure_ascii=False)
+                if edges else None)
+        if (old[0] if old else None) == line:
+            continue
+        changed = True
+        if line is None:
+            conn.execute("DELETE FROM adjacency WHERE slug=?", (slug,))
+        else:
+            conn.execute("INSERT OR REPLACE INTO adjacency VALUES (?, ?)", (slug, line))
+    return changed
+
+
+def refresh_all(conn: sqlite3.Connection, labels: Labels) -> None:
+    conn.execute("DELETE FROM adjacency")
+    refresh(conn, [row[0] for row in conn.execute("SELECT slug FROM docs")], labels)
+
+
+def render_file(conn: sqlite3.Connection) -> str:
+    """graph.json text: one node per line so each change rewrites little and diffs stay small."""
+    lines = [row[0] for row in conn.execute("SELECT line FROM adjacency ORDER BY slug")]
+    if not lines:
+        return "{}\n"
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def import_file(conn: sqlite3.Connection, data: Any) -> int:
+    """Adopt labels and timestamps from a graph.json we did not write (hand-made, older tool, merge).
+
+    Edges between existing memories that no file explains are kept as imported
+    declarations, so nothing in graph.json is lost; the rest only lend their label
+    and timestamp. Returns the number of edges adopted.
+    """
+    conn.execute("DELETE FROM declared WHERE origin=?", (ORIGIN_IMPORTED,))
+    if not isinstance(data, dict):
+        return 0
+    existing = {row[0] for row in conn.execute("SELECT slug FROM docs")}
+    explained: dict[frozenset[str], list[tuple[str, str, str, str]]] = {}
+    for src, dst, label, origin in conn.execute("SELECT src, dst, label, origin FROM declared"):
+        explained.setdefault(frozenset((src, dst)), []).append((src, dst, label, origin))
+    adopted = 0
+    for source, edges in data.items():
+        if source not in existing or not isinstance(edges, list):
+            continue
+        for edge in edges:
+            if not isinstance(edge, dict):
+                continue
+            target, label, ts = edge.get("target"), edge.get("label"), edge.get("timestamp")
+            if (not isinstance(target, str) or target not in existing or target == source
+                    or not isinstance(label, str) or not LABEL_RE.match(label) or len(label) > 50):
+                continue
+            ts = ts if isinstance(ts, str) and ts else "1970-01-01T00:00:00Z"
+            pair = explained.get(frozenset((source, target)), [])
+            if pair:
+                # A file declares this pair: take the label for an unlabelled `links` entry, and the timestamp.
+                for src, dst, old_label, origin in pair:
+                    if src == source and old_label == UNLABELLED and origin == ORIGIN_LINKS:
+                        conn.execute("DELETE FROM declared WHERE src=? AND dst=? AND label=? AND origin=?",
+                                     (src, dst, UNLABELLED, origin))
+                        conn.execute("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)",
+                                     (src, dst, label, origin, ts))
+                        pair.remove((src, dst, old_label, origin))
+                        pair.append((src, dst, label, origin))
+                        adopted += 1
+                        break
+                conn.execute("UPDATE declared SET ts=? WHERE src=? AND dst=? AND label=? AND ts>?",
+                             (ts, source, target, label, ts))
+                continue
+            conn.execute("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)",
+                         (source, target, label, ORIGIN_IMPORTED, ts))
+            adopted += 1
+    return adopted

@@ -1,0 +1,448 @@
+"""The index of one scope: a SQLite catalog kept in step with the memory files, and index.json.
+
+The memory files are the source of truth. Every operation first compares each
+file's (inode, mtime, size) stamp with the catalog's record (one directory scan,
+no file parsing), re-reads only what changed, and rewrites index.json and
+graph.json when the catalog changed or someone else touched them. So a file that
+was added, edited or deleted by hand, or a deleted or corrupted index, is repaired
+on the next operation and no command answers from stale data.
+
+The catalog (`.cache/catalog.sqlite3`) also holds the keyword-search postings,
+tags and link declarations, so list, search and graph queries never parse all
+memories. It is derived data: delete it and the next command rebuilds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from . import clock, errors, fsutil, graph, memory, text
+from .config import Config
+from .scopes import Scope
+
+SCHEMA_VERSION = 3
+DB_NAME = "catalog.sqlite3"
+INDEX_NAME = "index.json"
+GRAPH_NAME = "graph.json"
+INDEX_VERSION = "1.0.0"
+NODES_DIR = "nodes"  # memory-graph layout: nodes/<kind>/<id>.md
+NOT_MEMORIES = frozenset({"index.md", "readme.md"})  # generated entry point and docs, not memories
+EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS docs(
+  id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, relpath TEXT NOT NULL UNIQUE, stamp TEXT NOT NULL,
+  type TEXT NOT NULL, title TEXT NOT NULL, tags TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL,
+  status TEXT NOT NULL, links TEXT NOT NULL, extra TEXT NOT NULL, hash TEXT NOT NULL,
+  length INTEGER NOT NULL, terms TEXT NOT NULL, has_embedding INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS docs_type ON docs(type);
+CREATE TABLE IF NOT EXISTS postings(term TEXT NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
+  PRIMARY KEY(term, doc)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS problems(relpath TEXT PRIMARY KEY, stamp TEXT NOT NULL, message TEXT NOT NULL)
+  WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+""" + graph.SCHEMA
+
+_ENTRY_COLUMNS = "slug, relpath, type, title, tags, created, updated, status, links, extra, hash, has_embedding"
+
+
+@dataclass
+class Entry:
+    """What the catalog knows of one memory without reading its file."""
+
+    slug: str
+    scope: str
+    path: Path
+    type: str
+    title: str
+    tags: list[str]
+    created: str
+    updated: str
+    status: str
+    links: list[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+    content_hash: str = ""
+    has_embedding: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The stable JSON shape used by --json outputs."""
+        return {"slug": self.slug, "scope": self.scope, "title": self.title, "type": self.type,
+                "tags": self.tags, "created": self.created, "updated": self.updated, "status": self.status,
+                "links": self.links, "filePath": str(self.path), "hasEmbedding": self.has_embedding}
+
+    def index_entry(self) -> dict[str, Any]:
+        """The entry as index.json stores it (the data model's IndexEntry)."""
+        return {"slug": self.slug, "title": self.title, "type": self.type, "tags": self.tags,
+                "created": self.created, "updated": self.updated, "filePath": str(self.path),
+                "hasEmbedding": self.has_embedding}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A file in the scope that could not be read as a memory."""
+
+    path: Path
+    message: str
+
+
+def scan(root: Path) -> dict[str, str]:
+    """Stamps of every memory file under `root`: flat `*.md` and `nodes/**/*.md`."""
+    found: dict[str, str] = {}
+    _scan_dir(root, "", found, nested=False)
+    nodes = root / NODES_DIR
+    if nodes.is_dir():
+        _scan_dir(nodes, NODES_DIR + "/", found, nested=True)
+    return found
+
+
+def _scan_dir(directory: Path, prefix: str, found: dict[str, str], *, nested: bool) -> None:
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        if name.endswith(".md"):
+            if not nested and name.lower() in NOT_MEMORIES:
+                continue
+            try:
+                info = entry.stat()  # follows symlinks: the stamp of what would be read
+            except OSError:
+                continue
+            if entry.is_file():
+                found[prefix + name] = f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
+        elif nested and entry.is_dir(follow_symlinks=False):
+            _scan_dir(Path(entry.path), prefix + name + "/", found, nested=True)
+
+
+def file_stamp(path: Path) -> str | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
+
+
+class Catalog:
+    """The derived catalog of one scope. Open with `Catalog.open`, close with `close()`."""
+
+    def __init__(self, scope: Scope, conn: sqlite3.Connection, config: Config) -> None:
+        self.scope = scope
+        self.conn = conn
+        self.labels = graph.Labels(config.get("graph.inverseLabels") or {})
+        self.embedding_dir = scope.derived_dir(config.get("embedding.cacheDirectory") or ".embedding-cache")
+        self._lock_depth = 0
+        self._index_dirty = False  # index.json must be rewritten
+        self._graph_dirty = False  # graph.json must be rewritten
+
+    # -- opening ------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, scope: Scope, config: Config) -> "Catalog":
+        """Open (creating or rebuilding if needed) the catalog of an existing scope directory."""
+        scope.cache_dir.mkdir(parents=True, exist_ok=True)
+        path = scope.cache_dir / DB_NAME
+        try:
+            conn = _connect(path)
+        except sqlite3.DatabaseError:
+            with fsutil.exclusive_lock(scope.lock_path, what=f"{scope.name} memory"):
+                _discard_database(path)
+                conn = _connect(path)
+        return cls(scope, conn, config)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Catalog":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- locking and transactions -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator["Catalog"]:
+        """Hold the scope's write lock (re-entrant) and bring the catalog up to date first."""
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield self
+            finally:
+                self._lock_depth -= 1
+            return
+        with fsutil.exclusive_lock(self.scope.lock_path, what=f"{self.scope.name} memory"):
+            self._lock_depth = 1
+            try:
+                self._sync(scan(self.scope.root))
+                yield self
+            finally:
+                self._lock_depth = 0
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (call while holding the lock)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- keeping in step with the files -----------------------------------------------------
+
+    def refresh(self) -> None:
+        """Make the catalog and exported files match the memory files (cheap when they do)."""
+        disk = scan(self.scope.root)
+        if self._lock_depth == 0 and self._known() == disk and self._exports_current():
+            return
+        if self._lock_depth:
+            self._sync(disk)
+            return
+        with self.locked():
+            pass  # locked() syncs
+
+    def rebuild(self) -> None:
+        """Forget everything derived and re-read every file (labels in graph.json are kept)."""
+        with fsutil.exclusive_lock(self.scope.lock_path, what=f"{self.scope.name} memory"):
+            self._lock_depth = 1
+            try:
+                with self.transaction() as conn:
+                    for table in ("docs", "postings", "tags", "problems", "declared", "adjacency", "meta"):
+                        conn.execute(f"DELETE FROM {table}")
+                self._sync(scan(self.scope.root))
+            finally:
+                self._lock_depth = 0
+
+    def _known(self) -> dict[str, str]:
+        known = dict(self.conn.execute("SELECT relpath, stamp FROM docs"))
+        known.update(self.conn.execute("SELECT relpath, stamp FROM problems"))
+        return known
+
+    def _sync(self, disk: dict[str, str]) -> None:
+        known = self._known()
+        changed = sorted((path for path, stamp in disk.items() if known.get(path) != stamp),
+                         key=lambda path: ("/" in path, path))  # flat files claim slugs first
+        removed = [path for path in known if path not in disk]
+        graph_import = self._foreign_graph()
+        if not changed and not removed and graph_import is None and self._exports_current():
+            return
+        if self.scope.root_writable:
+            fsutil.remove_stale_temps(self.scope.root)
+        parsed: list[tuple[str, str, memory.Memory | str]] = []
+        for relpath in changed:
+            try:
+                parsed.append((relpath, disk[relpath], memory.read_file(self.scope.root / relpath, self.scope.name)))
+            except errors.Error as exc:
+                parsed.append((relpath, disk[relpath], exc.message))
+        touched: set[str] = set()
+        with self.transaction() as conn:
+            for relpath in removed:
+                touched |= self._forget_path(relpath)
+            for relpath, stamp, item in parsed:
+                if isinstance(item, str):
+                    touched |= self._forget_path(relpath)
+                    conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (relpath, stamp, item))
+                else:
+                    touched |= self._record(item, relpath, stamp)
+            if graph_import is not None:
+                graph.import_file(conn, graph_import)
+                graph.refresh_all(conn, self.labels)
+                self._graph_dirty = True
+            else:
+                self._graph_dirty |= graph.refresh(conn, touched, self.labels)
+        self._index_dirty |= bool(changed or removed)
+        self.export()
+
+    def _foreign_graph(self) -> Any | None:
+        """graph.json's content when someone other than us wrote it since our last export."""
+        path = self.scope.root / GRAPH_NAME
+        stamp = file_stamp(path)
+        if stamp is None or stamp == self._meta(GRAPH_NAME):
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            return {}  # truncated or invalid: rebuilt from the memory files
+
+    def _exports_current(self) -> bool:
+        if not self.scope.root_writable:
+            return True
+        return (file_stamp(self.scope.root / INDEX_NAME) == self._meta(INDEX_NAME)
+                and file_stamp(self.scope.root / GRAPH_NAME) == self._meta(GRAPH_NAME))
+
+    # -- recording changes (inside a transaction, holding the lock) -------------------------
+
+    def record(self, item: memory.Memory) -> None:
+        """Index a memory file we just wrote, and refresh the graph lines it touches."""
+        relpath = item.path.relative_to(self.scope.root).as_posix()
+        stamp = file_stamp(item.path) or ""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
+            self._graph_dirty |= graph.refresh(conn, self._record(item, relpath, stamp), self.labels)
+        self._index_dirty = True
+
+    def forget(self, slug: str) -> None:
+        """Remove a memory whose file we just deleted."""
+        row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
+        if row is None:
+            return
+        with self.transaction() as conn:
+            self._graph_dirty |= graph.refresh(conn, self._forget_path(row[0]), self.labels)
+        self._index_dirty = True
+
+    def _record(self, item: memory.Memory, relpath: str, stamp: str) -> set[str]:
+        conn = self.conn
+        touched = self._forget_path(relpath)
+        holder = conn.execute("SELECT relpath FROM docs WHERE slug=?", (item.slug,)).fetchone()
+        if holder is not None:
+            conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
+                         (relpath, stamp, f"duplicate slug {item.slug!r}, already used by {holder[0]}"))
+            return touched
+        if item.type not in memory.TYPES:
+            conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
+                         (relpath, stamp, f"unknown type {item.type!r} (expected one of {', '.join(memory.TYPES)})"))
+            return touched
+        created = item.created or clock.from_epoch(item.path.stat().st_mtime)
+        updated = item.updated or created
+        tags = [tag for tag in item.tags if isinstance(tag, str)]
+        counts = text.document_terms(item.title, tags, item.content)
+        extra = {key: item.fields[key] for key in EXTRA_FIELDS if key in item.fields}
+        has_embedding = (self.embedding_dir / f"{item.slug}.json").exists()
+        cursor = conn.execute(
+            "INSERT INTO docs(slug, relpath, stamp, type, title, tags, created, updated, status, links, extra, hash,"
+            " length, terms, has_embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (item.slug, relpath, stamp, item.type, item.title, json.dumps(tags, ensure_ascii=False), created, updated,
+             item.status, json.dumps(item.links, ensure_ascii=False), json.dumps(extra, ensure_ascii=False, default=str),
+             item.content_hash(), sum(counts.values()), " ".join(counts), int(has_embedding)))
+        doc = cursor.lastrowid
+        conn.executemany("INSERT INTO postings VALUES (?, ?, ?)", [(term, doc, tf) for term, tf in counts.items()])
+        conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
+        touched |= graph.replace_declarations(conn, item.slug, graph.declarations(item), updated)
+        touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
+        return touched
+
+    def _forget_path(self, relpath: str) -> set[str]:
+        conn = self.conn
+        conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
+        row = conn.execute("SELECT id, slug, terms, tags FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        if row is None:
+            return set()
+        doc, slug, terms, tags = row
+        conn.executemany("DELETE FROM postings WHERE term=? AND doc=?", [(term, doc) for term in terms.split()])
+        conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
+        conn.execute("DELETE FROM docs WHERE id=?", (doc,))
+        return graph.forget(conn, slug)
+
+    def set_has_embedding(self, slugs: Iterable[str], value: bool) -> None:
+        """Record that embedding cache files were written or removed (holding the lock)."""
+        with self.transaction() as conn:
+            conn.executemany("UPDATE docs SET has_embedding=? WHERE slug=?", [(int(value), slug) for slug in slugs])
+        self._index_dirty = True
+
+    # -- exported files ---------------------------------------------------------------------
+
+    def export(self) -> None:
+        """Rewrite index.json and graph.json when the catalog changed or they are not ours."""
+        if not self.scope.root_writable or not self.scope.root.is_dir():
+            return
+        index_path, graph_path = self.scope.root / INDEX_NAME, self.scope.root / GRAPH_NAME
+        if self._index_dirty or file_stamp(index_path) != self._meta(INDEX_NAME):
+            fsutil.write_atomically(index_path, self.render_index())
+            self._set_meta(INDEX_NAME, file_stamp(index_path) or "")
+        if self._graph_dirty or file_stamp(graph_path) != self._meta(GRAPH_NAME):
+            fsutil.write_atomically(graph_path, graph.render_file(self.conn))
+            self._set_meta(GRAPH_NAME, file_stamp(graph_path) or "")
+        self._index_dirty = self._graph_dirty = False
+
+    def render_index(self) -> str:
+        """index.json text, one memory per line so a change rewrites little and diffs stay small."""
+        lines = [json.dumps(entry.slug) + ": " + json.dumps(entry.index_entry(), ensure_ascii=False)
+                 for entry in self.entries()]
+        head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1]
+        if not lines:
+            return head + ', "memories": {}}\n'
+        return head + ', "memories": {\n' + ",\n".join(lines) + "\n}}\n"
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def get(self, slug: str) -> Entry | None:
+        row = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE slug=?", (slug,)).fetchone()
+        return self._entry(row) if row else None
+
+    def entries(self, *, types: Iterable[str] | None = None, tag: str | None = None) -> list[Entry]:
+        """All memories of the scope, optionally of some types or carrying a tag, sorted by slug."""
+        sql = f"SELECT {_ENTRY_COLUMNS} FROM docs"
+        params: list[Any] = []
+        clauses = []
+        if types:
+            types = list(types)
+            clauses.append(f"type IN ({', '.join('?' * len(types))})")
+            params += types
+        if tag:
+            clauses.append("id IN (SELECT doc FROM tags WHERE tag=?)")
+            params.append(tag)
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        return [self._entry(row) for row in self.conn.execute(sql + " ORDER BY slug", params)]
+
+    def slugs(self) -> set[str]:
+        return {row[0] for row in self.conn.execute("SELECT slug FROM docs")}
+
+    def has_slug(self, slug: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM docs WHERE slug=?", (slug,)).fetchone() is not None
+
+    def problems(self) -> list[Problem]:
+        return [Problem(self.scope.root / relpath, message)
+                for relpath, message in self.conn.execute("SELECT relpath, message FROM problems ORDER BY relpath")]
+
+    def edges(self, slug: str) -> list[graph.Edge]:
+        """Outgoing edges of `slug` as graph.json holds them."""
+        row = self.conn.execute("SELECT line FROM adjacency WHERE slug=?", (slug,)).fetchone()
+        if row is None:
+            return []
+        _, _, payload = row[0].partition(": ")
+        return [graph.Edge(slug, edge["target"], edge["label"], edge["timestamp"]) for edge in json.loads(payload)]
+
+    def _entry(self, row: tuple[Any, ...]) -> Entry:
+        slug, relpath, type_, title, tags, created, updated, status, links, extra, hash_, has_embedding = row
+        return Entry(slug, self.scope.name, self.scope.root / relpath, type_, title, json.loads(tags), created,
+                     updated, status, json.loads(links), json.loads(extra), hash_, bool(has_embedding))
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA_VERSION:
+        if version != 0:  # an older layout: it is derived data, start afresh
+            conn.close()
+            _discard_database(path)
+            conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(_SCHEMA)
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def _discard_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        fsutil.remove_file(Path(str(path) + suffix))
+

@@ -1,0 +1,240 @@
+"""Linking memories: `memory link` / `unlink`, and the link edits that write and delete need.
+
+A link is written into both memory files (`links`, plus `link-labels` for any label
+other than relates-to) and the catalog rebuilds both graph.json entries from them,
+all while holding the scope lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import clock, errors, frontmatter, fsutil, graph, memory
+from .index import Catalog
+from .scopes import Workspace
+
+DEFAULT_LABEL = graph.DEFAULT_LABEL
+MAX_LABEL = 50
+
+
+def check_label(label: str, what: str = "label") -> str:
+    if not isinstance(label, str) or not graph.LABEL_RE.match(label) or len(label) > MAX_LABEL:
+        raise errors.InvalidInput(f"invalid {what} {label!r}: labels are lowercase words joined by hyphens, "
+                                  f"1-{MAX_LABEL} characters", 'e.g. --label implements or --label "part-of"')
+    return label
+
+
+def require_same_scope(workspace: Workspace, catalog: Catalog, slug: str) -> None:
+    """Refuse a link to a memory that is missing here or lives in another scope (integrity rule 6)."""
+    if not catalog.has_slug(slug):
+        refuse_missing(workspace, catalog.scope.name, slug)
+
+
+def refuse_missing(workspace: Workspace, scope_name: str, slug: str) -> None:
+    """Raise the error for a link target absent from `scope_name`: cross-scope or not found."""
+    from .store import catalog_for  # local import: store builds on this module
+
+    for other in workspace.readable_scopes():
+        if other.name == scope_name:
+            continue
+        with catalog_for(workspace, other) as elsewhere:
+            if elsewhere is not None and elsewhere.has_slug(slug):
+                raise errors.InvalidInput(
+                    f"cannot link across scopes: {slug!r} is in the {other.name} scope, not {scope_name}",
+                    "links join memories of one scope (data integrity rule 6); move or copy one of them")
+    raise errors.NotFound(f"no memory {slug!r} in {scope_name} scope", "run `memory list` to see what exists")
+
+
+def current_labels(catalog: Catalog, source: str, target: str) -> list[str]:
+    """Labels of the edges source -> target as graph.json holds them."""
+    return [edge.label for edge in catalog.edges(source) if edge.target == target]
+
+
+def _rewrite_links(catalog: Catalog, slug: str, target: str, labels: list[str]) -> memory.Memory:
+    """Set the labels of `slug`'s link to `target` in its file (an empty list removes the link)."""
+    entry = catalog.get(slug)
+    if entry is None:
+        raise errors.NotFound(f"no memory {slug!r} in {catalog.scope.name} scope")
+    item = memory.read_file(entry.path, catalog.scope.name)
+    link_list = list(item.links)
+    mapping: dict[str, Any] = {key: (value[0] if len(value) == 1 else value)
+                               for key, value in item.link_labels.items() if value}
+    labels = list(dict.fromkeys(labels))
+    if labels:
+        if target not in link_list:
+            link_list.append(target)
+        if labels == [DEFAULT_LABEL]:
+            mapping.pop(target, None)
+        else:
+            mapping[target] = labels[0] if len(labels) == 1 else labels
+    else:
+        link_list = [link for link in link_list if link != target]
+        mapping.pop(target, None)
+    changes: dict[str, Any] = {
+        "links": link_list if link_list or "links" in item.fields else frontmatter.DELETE,
+        memory.LABELS_FIELD: mapping if mapping else frontmatter.DELETE,
+        "updated": clock.now_iso(),
+    }
+    document = item.document
+    assert document.frontmatter is not None
+    text = frontmatter.Document(document.prefix,
+                                frontmatter.replace_fields(document.frontmatter, changes, newline=document.newline,
+                                                           quoted=memory.TIMESTAMP_FIELDS),
+                                document.body, document.newline).text()
+    fsutil.write_atomically(item.path, text)
+    rewritten = memory.read_file(item.path, catalog.scope.name)
+    catalog.record(rewritten)
+    return rewritten
+
+
+def add_back_link(catalog: Catalog, target: str, source: str, *, graph_label: str) -> None:
+    """After `source` was written linking to `target`, make `target` link back (inverse label)."""
+    inverse = catalog.labels.inverse(graph_label)
+    labels = current_labels(catalog, target, source)
+    explicit = [label for label in labels if label != DEFAULT_LABEL or inverse == DEFAULT_LABEL]
+    _rewrite_links(catalog, target, source, list(dict.fromkeys(explicit + [inverse])))
+
+
+def remove_all_links_to(catalog: Catalog, slug: str) -> list[str]:
+    """Remove `slug` from the `links` of every memory naming it; returns their slugs."""
+    holders = sorted({src for (src,) in catalog.conn.execute(
+        "SELECT DISTINCT src FROM declared WHERE dst=? AND origin=?", (slug, graph.ORIGIN_LINKS))})
+    for holder in holders:
+        if holder != slug and catalog.has_slug(holder):
+            _rewrite_links(catalog, holder, slug, [])
+    return [holder for holder in holders if holder != slug]
+
+
+def drop_embedding(catalog: Catalog, slug: str) -> None:
+    """Delete a memory's embedding cache file (it no longer matches the content)."""
+    if fsutil.remove_file(catalog.embedding_dir / f"{slug}.json"):
+        catalog.set_has_embedding([slug], False)
+
+
+@dataclass
+class LinkResult:
+    source: str
+    target: str
+    scope: str
+    label: str
+    inverse: str
+    created: bool
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"source": self.source, "target": self.target, "scope": self.scope, "label": self.label,
+                "inverse": self.inverse, "changed": self.created, "notes": self.notes}
+
+
+def _link_scope(workspace: Workspace, source: str, target: str, scope: str | None) -> Any:
+    from .store import locate
+
+    memory.check_slug(source)
+    memory.check_slug(target)
+    if source == target:
+        raise errors.InvalidInput(f"cannot link {source!r} to itself", "a link joins two different memories")
+    found, _ = locate(workspace, source, scope)
+    return found
+
+
+def link(workspace: Workspace, source: str, target: str, *, label: str = DEFAULT_LABEL,
+         inverse: str | None = None, scope: str | None = None) -> LinkResult:
+    """Create source -label-> target and target -inverse-> source, in both files and graph.json."""
+    from .store import catalog_for
+
+    check_label(label)
+    if inverse is not None:
+        check_label(inverse, "inverse label")
+    found = _link_scope(workspace, source, target, scope)
+    with catalog_for(workspace, found) as catalog:
+        assert catalog is not None
+        with catalog.locked():
+            for slug in (source, target):
+                require_same_scope(workspace, catalog, slug)
+            inverse_label = inverse or catalog.labels.inverse(label)
+            forward = current_labels(catalog, source, target)
+            backward = current_labels(catalog, target, source)
+            if label in forward and inverse_label in backward:
+                return LinkResult(source, target, found.name, label, inverse_label, False,
+                                  ["already linked; nothing changed"])
+            _rewrite_links(catalog, source, target, _with(forward, label))
+            _rewrite_links(catalog, target, source, _with(backward, inverse_label))
+            catalog.export()
+    return LinkResult(source, target, found.name, label, inverse_label, True)
+
+
+def _with(labels: list[str], label: str) -> list[str]:
+    """Labels after adding `label`: an implicit relates-to gives way to a real label."""
+    kept = [existing for existing in labels if existing != DEFAULT_LABEL or label == DEFAULT_LABEL]
+    return list(dict.fromkeys(kept + [label]))
+
+
+def unlink(workspace: Workspace, source: str, target: str, *, label: str | None = None,
+           scope: str | None = None) -> LinkResult:
+    """Remove the link(s) between two memories in both directions (one label, or all)."""
+    from .store import catalog_for
+
+    if label is not None:
+        check_label(label)
+    found = _link_scope(workspace, source, target, scope)
+    with catalog_for(workspace, found) as catalog:
+        assert catalog is not None
+        with catalog.locked():
+            for slug in (source, target):
+                require_same_scope(workspace, catalog, slug)
+            forward = current_labels(catalog, source, target)
+            backward = current_labels(catalog, target, source)
+            if not forward and not backward or (label is not None and label not in forward):
+                what = f"a {label!r} link" if label else "a link"
+                raise errors.NotFound(f"there is no {what} from {source!r} to {target!r}",
+                                      f"see the existing links with `memory edges {source}`")
+            inverse_label = catalog.labels.inverse(label) if label else ""
+            keep_forward = [existing for existing in forward if label is not None and existing != label]
+            keep_backward = [existing for existing in backward if label is not None and existing != inverse_label]
+            if label is not None and not keep_forward and keep_backward == backward and len(backward) == 1:
+                keep_backward = []  # a custom label whose inverse is not configured: drop the lone reverse edge
+            with catalog.transaction() as conn:
+                conn.execute("DELETE FROM declared WHERE origin=? AND ((src=? AND dst=?) OR (src=? AND dst=?))"
+                             + (" AND label IN (?, ?)" if label else ""),
+                             (graph.ORIGIN_IMPORTED, source, target, target, source)
+                             + ((label, inverse_label) if label else ()))
+            _rewrite_links(catalog, source, target, keep_forward)
+            _rewrite_links(catalog, target, source, keep_backward)
+            notes = []
+            remaining = current_labels(catalog, source, target)
+            if not keep_forward and remaining:
+                notes.append(f"{source} or {target} still refers to the other with a [[wiki link]] or `related:` "
+                             "entry; edit that text to remove the link completely")
+            catalog.export()
+    return LinkResult(source, target, found.name, label or "*", inverse_label or "*", True, notes)
+
+
+def edges(workspace: Workspace, slug: str, *, scope: str | None = None) -> dict[str, Any]:
+    """Every outgoing and incoming edge of `slug` with label, direction and neighbour details."""
+    from .store import catalog_for, locate
+
+    found, _ = locate(workspace, slug, scope)
+    with catalog_for(workspace, found) as catalog:
+        assert catalog is not None
+        entry = catalog.get(slug)
+        if entry is None:
+            raise errors.NotFound(f"no memory {slug!r} in {found.name} scope")
+        rows: list[dict[str, Any]] = []
+        outgoing = catalog.edges(slug)
+        for edge in outgoing:
+            rows.append({"direction": "outgoing", "label": edge.label, "neighbour": edge.target,
+                         "timestamp": edge.timestamp})
+            for back in catalog.edges(edge.target):
+                if back.target == slug:
+                    rows.append({"direction": "incoming", "label": back.label, "neighbour": edge.target,
+                                 "timestamp": back.timestamp})
+        unique = {(row["direction"], row["label"], row["neighbour"]): row for row in rows}
+        result = []
+        for row in unique.values():
+            neighbour = catalog.get(row["neighbour"])
+            row.update(title=neighbour.title if neighbour else None, type=neighbour.type if neighbour else None,
+                       scope=found.name)
+            result.append(row)
+    result.sort(key=lambda row: (row["neighbour"], row["direction"] != "outgoing", row["label"]))
+    return {"slug": slug, "scope": found.name, "title": entry.title, "type": entry.type, "edges": result}

@@ -1,0 +1,235 @@
+"""The four scopes, where each lives on disk, and which one a command means.
+
+global      $CLAUDE_CONFIG_DIR/memory, else ~/.claude/memory
+project     <project>/.claude/memory   (<project>: $CLAUDE_PROJECT_DIR, git top level, or cwd)
+local       <project>/.claude/memory/local   (gitignored automatically)
+enterprise  $CLAUDE_MEMORY_ENTERPRISE_PATH, only when scopes.enterprise.enabled is true
+
+Reads resolve enterprise -> local -> project -> global; the most specific scope wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from . import config as config_mod
+from . import errors, fsutil
+
+SCOPE_ORDER = ("enterprise", "local", "project", "global")
+WRITABLE_DEFAULTS = ("global", "project", "local")
+ENTERPRISE_ENV = "CLAUDE_MEMORY_ENTERPRISE_PATH"
+CACHE_DIR_NAME = ".cache"
+
+PROJECT_GITIGNORE = """\
+# Derived files: the memory plugin rebuilds them from the memory files. Never commit them.
+/index.json
+/graph.json
+/task-index.json
+/.cache/
+/.embedding-cache/
+/.*.tmp
+# Personal memories (local scope) stay on this machine.
+/local/
+"""
+
+ENABLE_ENTERPRISE_HINT = (
+    "enable it with `memory config scopes.enterprise.enabled true --scope global`, and have your "
+    f"administrator set {ENTERPRISE_ENV} in managed-settings.json (README: Enterprise deployment)"
+)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One scope's memory directory and where its derived data is kept."""
+
+    name: str
+    root: Path
+    cache_dir: Path
+    root_writable: bool = True
+
+    @property
+    def lock_path(self) -> Path:
+        return self.cache_dir / "lock"
+
+    def derived_dir(self, name: str) -> Path:
+        """Where a derived directory such as `.embedding-cache` lives: in the scope if we may write there."""
+        return (self.root if self.root_writable else self.cache_dir) / name
+
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+
+def _find_git_top(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+class Workspace:
+    """All scopes visible from one working directory, with the merged config."""
+
+    def __init__(self, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
+                 *, load_config: bool = True) -> None:
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        self.warnings: list[str] = []
+        home = self.env.get("HOME") or os.path.expanduser("~")
+        self.home = Path(home)
+        config_dir = self.env.get("CLAUDE_CONFIG_DIR")
+        self.global_root = (Path(config_dir).expanduser() if config_dir else self.home / ".claude") / "memory"
+        explicit = self.env.get("CLAUDE_PROJECT_DIR")
+        git_top = _find_git_top(self.cwd.resolve() if self.cwd.exists() else self.cwd)
+        if explicit:
+            self.project_dir = Path(explicit).expanduser()
+            self.in_git_repo = _find_git_top(self.project_dir) is not None
+        else:
+            self.project_dir = git_top or self.cwd
+            self.in_git_repo = git_top is not None
+        self.project_root = self.project_dir / ".claude" / "memory"
+        self.local_root = self.project_root / "local"
+        self.config = (config_mod.load([self.global_root / config_mod.CONFIG_NAME,
+                                        self.project_root / config_mod.CONFIG_NAME])
+                       if load_config else config_mod.load([]))
+
+    # -- which scopes exist -------------------------------------------------------------
+
+    @property
+    def project_is_global(self) -> bool:
+        """True when the project memory directory is the global one (e.g. cwd is $HOME)."""
+        return _same_path(self.project_root, self.global_root)
+
+    @property
+    def enterprise_enabled(self) -> bool:
+        return bool(self.config.get("scopes.enterprise.enabled", False))
+
+    def default_scope_name(self) -> str:
+        """`scopes.default`, where `auto` means project inside a git repository, else global."""
+        chosen = self.config.get("scopes.default", "auto")
+        if chosen != "auto":
+            return chosen
+        if self.in_git_repo and not self.project_is_global:
+            return "project"
+        return "global"
+
+    def scope(self, name: str | None = None) -> Scope:
+        """The named scope (default scope when None); raises ScopeUnavailable when it cannot be used."""
+        name = name or self.default_scope_name()
+        if name == "global":
+            return self._make("global", self.global_root)
+        if name in ("project", "local"):
+            if self.project_is_global:
+                raise errors.ScopeUnavailable(
+                    f"there is no {name} scope here: {self.project_dir} is your home directory, whose "
+                    ".claude/memory is the global scope",
+                    "run the command from inside a project, or use --scope global")
+            return self._make(name, self.project_root if name == "project" else self.local_root)
+        if name == "enterprise":
+            return self._enterprise()
+        raise errors.InvalidInput(f"unknown scope {name!r}",
+                                  "use one of: " + ", ".join(SCOPE_ORDER))
+
+    def readable_scopes(self, only: str | None = None) -> list[Scope]:
+        """Scopes to read from, most specific first. Problems with enterprise become warnings."""
+        if only:
+            return [self.scope(only)]
+        found: list[Scope] = []
+        for name in SCOPE_ORDER:
+            if name == "enterprise" and not self.enterprise_enabled:
+                continue
+            try:
+                found.append(self.scope(name))
+            except errors.ScopeUnavailable as exc:
+                if name == "enterprise":
+                    self.warn(f"skipping enterprise scope: {exc.message}")
+        return found
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _enterprise(self) -> Scope:
+        if not self.enterprise_enabled:
+            raise errors.ScopeUnavailable("enterprise scope is disabled (scopes.enterprise.enabled is false)",
+                                          ENABLE_ENTERPRISE_HINT)
+        raw = self.env.get(ENTERPRISE_ENV, "").strip()
+        if not raw:
+            raise errors.ScopeUnavailable(f"enterprise scope is enabled but {ENTERPRISE_ENV} is not set",
+                                          f"set {ENTERPRISE_ENV} in the env section of managed-settings.json")
+        root = Path(raw).expanduser()
+        if not root.is_dir():
+            raise errors.ScopeUnavailable(f"enterprise memory path {root} does not exist or is not a directory",
+                                          "ask your administrator to create it, or fix " + ENTERPRISE_ENV)
+        if not os.access(root, os.R_OK | os.X_OK):
+            raise errors.ScopeUnavailable(f"enterprise memory path {root} is not readable",
+                                          "ask your administrator for read access")
+        return self._make("enterprise", root)
+
+    def _make(self, name: str, root: Path) -> Scope:
+        root = Path(os.path.abspath(root))
+        if _writable(root):
+            return Scope(name, root, root / CACHE_DIR_NAME, True)
+        # e.g. an enterprise directory only admins may write: keep our derived data privately
+        digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+        return Scope(name, root, self.global_root / CACHE_DIR_NAME / "external" / f"{name}-{digest}", False)
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _writable(path: Path) -> bool:
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            return False
+        probe = probe.parent
+    return os.access(probe, os.W_OK)
+
+
+def prepare_for_write(workspace: Workspace, scope: Scope) -> None:
+    """Create the scope directory; make sure local memories and derived files stay out of git."""
+    if scope.name == "enterprise":
+        if not os.access(scope.root, os.W_OK):
+            raise errors.ScopeUnavailable(f"enterprise memory path {scope.root} is read-only for you",
+                                          "ask your administrator to add enterprise memories")
+        return
+    try:
+        scope.root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise errors.ScopeUnavailable(f"cannot create {scope.name} memory directory {scope.root}: {exc.strerror}",
+                                      "check the directory's permissions") from None
+    if scope.name in ("project", "local"):
+        ignore_file = workspace.project_root / ".gitignore"
+        if not ignore_file.exists():
+            fsutil.write_atomically(ignore_file, PROJECT_GITIGNORE)
+    if scope.name == "local":
+        ensure_local_gitignored(workspace.project_dir)
+
+
+def ensure_local_gitignored(project_dir: Path) -> bool:
+    """Add `.claude/memory/local/` to the project's .gitignore (FR-007). True when it was added."""
+    entry = ".claude/memory/local/"
+    ignore_file = project_dir / ".gitignore"
+    try:
+        existing = ignore_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        existing = ""
+    except (OSError, UnicodeDecodeError):
+        return False
+    accepted = {entry, entry.rstrip("/"), "/" + entry, "/" + entry.rstrip("/")}
+    if any(line.strip() in accepted for line in existing.splitlines()):
+        return False
+    prefix = "" if not existing or existing.endswith("\n") else "\n"
+    fsutil.write_atomically(
+        ignore_file, existing + prefix + "# Personal memories of the memory plugin (local scope)\n" + entry + "\n")
+    return True

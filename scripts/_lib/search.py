@@ -1,0 +1,86 @@
+"""Keyword search: BM25 over the catalog's postings, with snippets around the match."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from . import text
+from .index import Catalog, Entry
+
+K1 = 1.5   # term-frequency saturation; tuned on the ADR evaluation set (bench/search_quality.py)
+B = 0.75   # document-length normalisation
+PREFIX_WEIGHT = 0.5  # a query word unknown to the scope also matches words it begins ("auth" -> "authentication")
+SNIPPET_WIDTH = 160
+
+
+@dataclass
+class Hit:
+    """One search result."""
+
+    entry: Entry
+    score: float
+    snippet: str = ""
+
+    def as_json(self) -> dict[str, object]:
+        data = self.entry.as_json()
+        data.update(score=round(self.score, 4), snippet=self.snippet)
+        return data
+
+
+def rank(catalog: Catalog, query: str) -> list[tuple[str, float]]:
+    """(slug, BM25 score) for every memory of the scope matching any query word, best first."""
+    terms = text.query_terms(query)
+    if not terms:
+        return []
+    conn = catalog.conn
+    count, total = conn.execute("SELECT COUNT(*), COALESCE(SUM(length), 0) FROM docs").fetchone()
+    if not count:
+        return []
+    average = max(total / count, 1.0)
+    scores: dict[int, float] = defaultdict(float)
+    for term in terms:
+        weighted = [(term, 1.0)]
+        if not conn.execute("SELECT 1 FROM postings WHERE term=? LIMIT 1", (term,)).fetchone() and len(term) >= 3:
+            weighted = [(row[0], PREFIX_WEIGHT) for row in conn.execute(
+                "SELECT DISTINCT term FROM postings WHERE term > ? AND term < ? LIMIT 50", (term, term + "\uffff"))]
+        for word, weight in weighted:
+            rows = conn.execute(
+                "SELECT p.doc, p.tf, d.length FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term=?",
+                (word,)).fetchall()
+            if not rows:
+                continue
+            idf = math.log(1 + (count - len(rows) + 0.5) / (len(rows) + 0.5))
+            for doc, tf, length in rows:
+                scores[doc] += weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+    if not scores:
+        return []
+    ordered = sorted(scores.items(), key=lambda item: -item[1])
+    slugs = dict(conn.execute(
+        f"SELECT id, slug FROM docs WHERE id IN ({', '.join(str(doc) for doc, _ in ordered)})"))
+    return [(slugs[doc], score) for doc, score in ordered if doc in slugs]
+
+
+def snippet(content: str, query: str, width: int = SNIPPET_WIDTH) -> str:
+    """A one-line excerpt of `content` around the first query word it contains."""
+    flat = " ".join(content.split())
+    if not flat:
+        return ""
+    position = -1
+    for term in text.query_terms(query) or query.lower().split():
+        match = re.search(r"(?<![^\W_])" + re.escape(term), flat, re.IGNORECASE)
+        if match and (position < 0 or match.start() < position):
+            position = match.start()
+    if position < 0:
+        return flat[:width] + ("..." if len(flat) > width else "")
+    start = max(0, position - width // 3)
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < position else start
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        space = flat.rfind(" ", start, end)
+        end = space if space > position else end
+    return ("..." if start else "") + flat[start:end] + ("..." if end < len(flat) else "")

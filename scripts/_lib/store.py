@@ -1,0 +1,457 @@
+"""Memory operations across scopes: write, read, update, delete, list, search, reindex.
+
+Each mutation takes the scope's lock, brings the catalog up to date with the files,
+changes the files atomically, then records the change in the catalog and rewrites
+index.json and graph.json.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from . import clock, errors, frontmatter, fsutil, links, memory, search
+from .index import Catalog, Entry, Problem
+from .scopes import Scope, Workspace, prepare_for_write
+
+SORT_KEYS = ("updated", "created", "title", "slug", "type", "scope")
+RESERVED_FIELDS = ("type", "tags", "created", "updated", "links", memory.LABELS_FIELD, "title")
+
+
+# -- opening scopes -----------------------------------------------------------------------
+
+@contextlib.contextmanager
+def catalog_for(workspace: Workspace, scope: Scope, *, create: bool = False,
+                refresh: bool = True) -> Iterator[Catalog | None]:
+    """The scope's catalog, up to date with its files; None when the scope has no directory."""
+    if create:
+        prepare_for_write(workspace, scope)
+    elif not scope.root.is_dir():
+        yield None
+        return
+    catalog = Catalog.open(scope, workspace.config)
+    try:
+        if refresh:
+            catalog.refresh()
+        yield catalog
+    finally:
+        catalog.close()
+
+
+def _report_problems(workspace: Workspace, problems: Iterable[Problem]) -> None:
+    for problem in problems:
+        workspace.warn(f"skipping broken memory file {problem.path}: {problem.message}")
+
+
+def _check_slug_argument(slug: str) -> str:
+    return memory.check_slug(slug.strip() if isinstance(slug, str) else slug)
+
+
+def locate(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[Scope, Path]:
+    """Find which scope holds `slug` (enterprise -> local -> project -> global) and its file."""
+    _check_slug_argument(slug)
+    scopes = workspace.readable_scopes(scope)
+    for candidate in scopes:  # fast path: the flat file named after the slug
+        path = candidate.root / f"{slug}.md"
+        if path.is_file():
+            return candidate, path
+    for candidate in scopes:  # memory-graph layouts (nodes/<kind>/...) and ids that differ from file names
+        with catalog_for(workspace, candidate) as catalog:
+            entry = catalog.get(slug) if catalog else None
+            if entry:
+                return candidate, entry.path
+    raise _not_found(workspace, slug, scopes)
+
+
+def _not_found(workspace: Workspace, slug: str, scopes: list[Scope]) -> errors.NotFound:
+    known: set[str] = set()
+    for candidate in scopes:
+        with catalog_for(workspace, candidate, refresh=False) as catalog:
+            if catalog:
+                known |= catalog.slugs()
+    close = difflib.get_close_matches(slug, sorted(known), n=3, cutoff=0.5)
+    if not close:
+        close = [known_slug for known_slug in sorted(known) if slug in known_slug][:3]
+    where = scopes[0].name + " scope" if len(scopes) == 1 else "any scope"
+    hint = ("did you mean: " + ", ".join(close)) if close else "run `memory list` to see what exists"
+    return errors.NotFound(f"no memory {slug!r} in {where}", hint)
+
+
+def _read(path: Path, scope: Scope, slug: str) -> memory.Memory:
+    try:
+        item = memory.read_file(path, scope.name)
+    except errors.NotFound:
+        raise errors.NotFound(f"no memory {slug!r} in {scope.name} scope") from None
+    except errors.InvalidInput as exc:
+        raise errors.InvalidInput(f"memory file {path} is broken: {exc.message}",
+                                  exc.hint or "fix the file, then run `memory health`") from None
+    return item
+
+
+# -- write ----------------------------------------------------------------------------------
+
+@dataclass
+class NewMemory:
+    """The inputs of `memory write`, before validation."""
+
+    title: str
+    type: str | None = None
+    tags: list[str] | None = None
+    content: str = ""
+    slug: str | None = None
+    links: list[str] = field(default_factory=list)
+    created: str | None = None
+    updated: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)  # extra frontmatter (status, supersedes, paths, ...)
+
+
+def from_document(text: str) -> tuple[dict[str, Any], str, str | None]:
+    """Split a markdown document given to `write --file` into (frontmatter fields, content, title)."""
+    document = frontmatter.split(text)
+    fields = frontmatter.parse(document.frontmatter) if document.frontmatter is not None else {}
+    title = fields.pop("title", None)
+    body = document.body
+    if not isinstance(title, str) or not title.strip():
+        heading = memory._HEADING.search(body)
+        if heading and not body[: heading.start()].strip():
+            title = heading.group(1).strip()
+            body = memory._content_after_heading(body)
+        else:
+            title = None
+    return fields, body, title
+
+
+def validate_new(new: NewMemory) -> NewMemory:
+    """Check every field of a new memory; returns it normalised. Raises InvalidInput."""
+    title = memory.check_title(new.title)
+    memory_type = memory.check_type(new.type or memory.DEFAULT_TYPE)
+    tags = memory.parse_tags(new.tags) if new.tags is not None else memory.tags_from_title(title, memory_type)
+    if not tags:
+        raise errors.InvalidInput("empty tags", "give at least one tag, e.g. --tags auth,api")
+    content = memory.check_content(new.content)
+    slug = _check_slug_argument(new.slug) if new.slug is not None else None
+    now = clock.now_iso()
+    created, updated = memory.check_timestamps(new.created or new.updated or now, new.updated or new.created or now)
+    if new.created and not new.updated:
+        updated = max(updated, created)
+    link_targets = [_check_slug_argument(target) for target in dict.fromkeys(new.links) if target]
+    status = new.fields.get("status")
+    if status is not None and status not in memory.STATUSES:
+        raise errors.InvalidInput(f"unknown status {status!r}", "use one of: " + ", ".join(memory.STATUSES))
+    fields = {key: value for key, value in new.fields.items() if key not in RESERVED_FIELDS}
+    return NewMemory(title, memory_type, tags, content, slug, link_targets, created, updated, fields)
+
+
+def render_new(new: NewMemory, slug: str) -> str:
+    """The file text of a new memory in the data model's format."""
+    fields: dict[str, Any] = {"type": new.type, "tags": new.tags, "created": new.created, "updated": new.updated}
+    if new.links:
+        fields["links"] = new.links
+    fields.update(new.fields)
+    head = frontmatter.render(fields, quoted=memory.TIMESTAMP_FIELDS)
+    return f"---\n{head}---\n\n# {new.title}\n\n{new.content}"
+
+
+def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> memory.Memory:
+    """Create a memory (FR-001, FR-005); links in `new.links` are made in both directions."""
+    new = validate_new(new)
+    target_scope = workspace.scope(scope)
+    if new.links and not target_scope.exists():  # refuse before creating the scope's directory
+        links.refuse_missing(workspace, target_scope.name, new.links[0])
+    with catalog_for(workspace, target_scope, create=True, refresh=False) as catalog:
+        assert catalog is not None
+        with catalog.locked():
+            def taken(candidate: str) -> bool:
+                return catalog.has_slug(candidate) or (target_scope.root / f"{candidate}.md").exists()
+
+            if new.slug:
+                if taken(new.slug):
+                    raise errors.Conflict(f"a memory {new.slug!r} already exists in {target_scope.name} scope",
+                                          "choose another --slug, or change it with `memory update`")
+                slug = new.slug
+            else:
+                slug = memory.unique_slug(memory.base_slug(new.title, new.type or memory.DEFAULT_TYPE), taken)
+            for target in new.links:
+                links.require_same_scope(workspace, catalog, target)
+            if slug in new.links:
+                raise errors.InvalidInput("a memory cannot link to itself", "remove its own slug from --links")
+            path = target_scope.root / f"{slug}.md"
+            fsutil.write_atomically(path, render_new(new, slug))
+            created = memory.read_file(path, target_scope.name)
+            catalog.record(created)
+            for target in new.links:
+                links.add_back_link(catalog, target, slug, graph_label=links.DEFAULT_LABEL)
+            catalog.export()
+    return created
+
+
+# -- read -----------------------------------------------------------------------------------
+
+def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Memory:
+    """The memory `slug` from the most specific scope holding it."""
+    found_scope, path = locate(workspace, slug, scope)
+    item = _read(path, found_scope, slug)
+    if item.slug != slug:  # the flat file's id says otherwise: look it up by id
+        with catalog_for(workspace, found_scope) as catalog:
+            entry = catalog.get(slug) if catalog else None
+        if entry is None:
+            raise _not_found(workspace, slug, workspace.readable_scopes(scope))
+        item = _read(entry.path, found_scope, slug)
+    return item
+
+
+# -- update ---------------------------------------------------------------------------------
+
+@dataclass
+class Changes:
+    """The inputs of `memory update`."""
+
+    title: str | None = None
+    content: str | None = None
+    append: str | None = None
+    tags: list[str] | None = None
+    add_tags: list[str] | None = None
+    remove_tags: list[str] | None = None
+    type: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)  # extra frontmatter to set (None removes)
+
+    def empty(self) -> bool:
+        return all(value is None for value in (self.title, self.content, self.append, self.tags, self.add_tags,
+                                               self.remove_tags, self.type)) and not self.fields
+
+
+def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None = None) -> memory.Memory:
+    """Change a memory's title, content, tags or type; bumps `updated`, keeps `created`."""
+    if changes.empty():
+        raise errors.InvalidInput("nothing to update",
+                                  "give --title, --content, --append, --file, --tags, --add-tags, --remove-tags or --type")
+    if changes.content is not None and changes.append is not None:
+        raise errors.InvalidInput("--content and --append cannot be combined", "use one of them")
+    found_scope, _ = locate(workspace, slug, scope)
+    with catalog_for(workspace, found_scope) as catalog:
+        assert catalog is not None
+        with catalog.locked():
+            entry = catalog.get(slug)
+            if entry is None:
+                raise _not_found(workspace, slug, [found_scope])
+            current = _read(entry.path, found_scope, slug)
+            updated = _apply_changes(current, changes)
+            links.drop_embedding(catalog, slug)
+            _write_existing(catalog, current, *updated)
+            catalog.export()
+            return memory.read_file(current.path, found_scope.name)
+
+
+def _apply_changes(current: memory.Memory, changes: Changes) -> tuple[dict[str, Any], str]:
+    """(frontmatter changes, new body) for an update."""
+    fields: dict[str, Any] = {}
+    title = memory.check_title(changes.title) if changes.title is not None else current.title
+    if changes.type is not None:
+        fields["type"] = memory.check_type(changes.type)
+    tags = list(current.tags)
+    if changes.tags is not None:
+        tags = memory.parse_tags(changes.tags)
+    for tag in memory.parse_tags(changes.add_tags) if changes.add_tags else []:
+        if tag not in tags:
+            tags.append(tag)
+    for tag in memory.parse_tags(changes.remove_tags) if changes.remove_tags else []:
+        if tag in tags:
+            tags.remove(tag)
+    if changes.tags is not None or changes.add_tags or changes.remove_tags:
+        if not tags:
+            raise errors.InvalidInput("a memory needs at least one tag", "keep one tag, or add another with --add-tags")
+        if tags != current.tags:
+            fields["tags"] = tags
+    status = changes.fields.get("status")
+    if status is not None and status not in memory.STATUSES:
+        raise errors.InvalidInput(f"unknown status {status!r}", "use one of: " + ", ".join(memory.STATUSES))
+    for key, value in changes.fields.items():
+        if key in RESERVED_FIELDS:
+            raise errors.InvalidInput(f"field {key!r} cannot be set this way", "use the matching option")
+        fields[key] = frontmatter.DELETE if value is None else value
+    content = current.content
+    if changes.content is not None:
+        content = memory.check_content(changes.content)
+    elif changes.append is not None:
+        base = current.content.rstrip("\r\n")
+        content = memory.check_content(f"{base}\n\n{changes.append}" if base else changes.append)
+    body = current.body
+    if current.title_in_field:
+        if title != current.title:
+            fields["title"] = title
+        if content != current.content:
+            body = content
+    elif title != current.title or content != current.content:
+        body = _body_with(current.body, title, content)
+    return fields, body
+
+
+def _body_with(body: str, title: str, content: str) -> str:
+    """Replace the title heading and the content of a body, keeping anything before the heading."""
+    heading = memory._HEADING.search(body)
+    if heading and not body[: heading.start()].strip():
+        return f"{body[: heading.start()]}# {title}\n\n{content}"
+    return f"\n# {title}\n\n{content}"
+
+
+def _write_existing(catalog: Catalog, current: memory.Memory, fields: dict[str, Any], body: str) -> None:
+    """Rewrite a memory file with changed fields and body, bumping `updated`."""
+    now = clock.now_iso()
+    if current.created and (clock.parse(current.created) or clock.now()) > clock.now():
+        now = current.created  # never let updated fall before a (skewed) created
+    fields = {**fields, "updated": now}
+    document = current.document
+    assert document.frontmatter is not None
+    new_frontmatter = frontmatter.replace_fields(document.frontmatter, fields, newline=document.newline,
+                                                 quoted=memory.TIMESTAMP_FIELDS)
+    text = frontmatter.Document(document.prefix, new_frontmatter, body, document.newline).text()
+    fsutil.write_atomically(current.path, text)
+    catalog.record(memory.read_file(current.path, catalog.scope.name))
+
+
+# -- delete ---------------------------------------------------------------------------------
+
+@dataclass
+class Deletion:
+    """What `memory delete` removed."""
+
+    slug: str
+    scope: str
+    path: Path
+    unlinked: list[str]  # memories whose `links` no longer name the deleted one
+
+
+def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletion:
+    """Remove a memory, its index entry, every edge to or from it, and its embedding cache."""
+    found_scope, _ = locate(workspace, slug, scope)
+    with catalog_for(workspace, found_scope) as catalog:
+        assert catalog is not None
+        with catalog.locked():
+            entry = catalog.get(slug)
+            if entry is None:
+                raise _not_found(workspace, slug, [found_scope])
+            unlinked = links.remove_all_links_to(catalog, slug)
+            fsutil.remove_file(entry.path)
+            fsutil.sync_directory(entry.path.parent)
+            catalog.forget(slug)
+            links.drop_embedding(catalog, slug)
+            catalog.export()
+    return Deletion(slug, found_scope.name, entry.path, unlinked)
+
+
+# -- list and search ------------------------------------------------------------------------
+
+@dataclass
+class Filters:
+    """Filters shared by list, search and semantic."""
+
+    types: list[str] | None = None
+    tag: str | None = None
+    scope: str | None = None
+    since: _dt.datetime | None = None
+    status: str | None = None
+
+    def accepts(self, entry: Entry) -> bool:
+        if self.types and entry.type not in self.types:
+            return False
+        if self.tag and self.tag not in entry.tags:
+            return False
+        if self.status and entry.status != self.status:
+            return False
+        if self.since:
+            moment = clock.parse(entry.updated) or clock.parse(entry.created)
+            if moment is None or moment < self.since:
+                return False
+        return True
+
+
+def check_filters(filters: Filters) -> Filters:
+    for memory_type in filters.types or []:
+        memory.check_type(memory_type)
+    if filters.tag is not None:
+        memory.check_tag(filters.tag)
+    if filters.status is not None and filters.status not in memory.STATUSES:
+        raise errors.InvalidInput(f"unknown status {filters.status!r}", "use one of: " + ", ".join(memory.STATUSES))
+    return filters
+
+
+def visible_entries(workspace: Workspace, filters: Filters) -> list[Entry]:
+    """Memories of every readable scope (or one), each tagged with its scope.
+
+    A slug held by two scopes is listed once per scope; `read` resolves it to the
+    most specific one (enterprise, local, project, global).
+    """
+    found: list[Entry] = []
+    for scope in workspace.readable_scopes(filters.scope):
+        with catalog_for(workspace, scope) as catalog:
+            if catalog is None:
+                continue
+            _report_problems(workspace, catalog.problems())
+            found += [entry for entry in catalog.entries(types=filters.types, tag=filters.tag)
+                      if filters.accepts(entry)]
+    return found
+
+
+def list_memories(workspace: Workspace, filters: Filters, *, sort: str = "updated",
+                  limit: int | None = None) -> list[Entry]:
+    """Memories matching `filters`, newest first by default."""
+    check_filters(filters)
+    if sort not in SORT_KEYS:
+        raise errors.InvalidInput(f"unknown sort key {sort!r}", "use one of: " + ", ".join(SORT_KEYS))
+    entries = visible_entries(workspace, filters)
+    descending = sort in ("updated", "created")
+    entries.sort(key=lambda entry: (getattr(entry, sort).lower() if sort == "title" else getattr(entry, sort),
+                                    entry.slug, entry.scope), reverse=descending)
+    return entries[:limit] if limit is not None else entries
+
+
+def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit: int = 10) -> list[search.Hit]:
+    """Keyword search (BM25) over title, tags and body of every readable scope."""
+    check_filters(filters)
+    if not query.strip():
+        raise errors.InvalidInput("empty search query", 'give some words to look for, e.g. memory search "oauth token"')
+    hits: list[search.Hit] = []
+    for scope in workspace.readable_scopes(filters.scope):
+        with catalog_for(workspace, scope) as catalog:
+            if catalog is None:
+                continue
+            _report_problems(workspace, catalog.problems())
+            kept = 0
+            for slug, score in search.rank(catalog, query):
+                entry = catalog.get(slug)
+                if entry is None or not filters.accepts(entry):
+                    continue
+                hits.append(search.Hit(entry, score))
+                kept += 1
+                if kept >= limit:
+                    break
+    ranked = sorted(hits, key=lambda hit: -hit.score)[:limit]
+    for hit in ranked:
+        with contextlib.suppress(errors.Error):
+            hit.snippet = search.snippet(memory.read_file(hit.entry.path, hit.entry.scope).content, query)
+    return ranked
+
+
+# -- reindex --------------------------------------------------------------------------------
+
+@dataclass
+class Reindexed:
+    scope: str
+    memories: int
+    problems: list[Problem]
+
+
+def reindex(workspace: Workspace, scope: str | None = None) -> list[Reindexed]:
+    """Rebuild the catalog, index.json and graph.json of each scope from its files."""
+    results = []
+    for target in workspace.readable_scopes(scope):
+        with catalog_for(workspace, target, refresh=False) as catalog:
+            if catalog is None:
+                continue
+            catalog.rebuild()
+            results.append(Reindexed(target.name, len(catalog.slugs()), catalog.problems()))
+    return results

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""memory <operation> [args]: the command line of the memory plugin for Claude Code."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NOT_OPERATIONS = {"memory"}
+
+
+def operations() -> dict[str, str]:
+    """Operation name -> script path (`suggest-links` runs suggest_links.py)."""
+    found = {}
+    for name in sorted(os.listdir(HERE)):
+        stem, ext = os.path.splitext(name)
+        if ext == ".py" and not stem.startswith("_") and stem not in NOT_OPERATIONS:
+            found[stem.replace("_", "-")] = os.path.join(HERE, name)
+    return found
+
+
+def summary(path: str) -> str:
+    """The first line of a script's docstring, without importing it."""
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if line.startswith('"""'):
+                return line.strip('"').strip()
+    return ""
+
+
+def usage() -> str:
+    ops = operations()
+    width = max(len(name) for name in ops)
+    lines = ["usage: memory <operation> [options]", "",
+             "Persistent memory for Claude Code: decisions, learnings, gotchas and more, kept as",
+             "markdown files in four scopes (enterprise, local, project, global).", "", "operations:"]
+    lines += [f"  {name.ljust(width)}  {summary(path)}" for name, path in ops.items()]
+    lines += ["", "Run `memory <operation> --help` for its options and examples."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        if len(argv) > 1 and argv[0] == "help":
+            return main([argv[1], "--help"])
+        print(usage(), file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    if argv[0] in ("--version", "-V"):
+        sys.path.insert(0, HERE)
+        from _lib import __version__
+
+        print(f"memory {__version__}")
+        return 0
+    ops = operations()
+    name = argv[0]
+    if name not in ops:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(ops), n=3)
+        sys.stderr.write(f"error: unknown operation {name!r}\n")
+        sys.stderr.write(f"hint: did you mean {' or '.join(close)}?\n" if close else
+                         "hint: run `memory --help` to list the operations\n")
+        return 2
+    sys.argv = [f"memory {name}", *argv[1:]]
+    sys.path.insert(0, HERE)
+    runpy.run_path(ops[name], run_name="__main__")
+    return 0
+
+
+def run() -> None:
+    """Console-script entry point (`pip install .` puts `memory` on PATH)."""
+    sys.exit(main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,32 @@
+"""Shared fixtures: an isolated HOME and git project, and a runner for the real scripts.
+
+Every test that uses `env` also gets, at teardown, a schema check of every derived
+file the tools wrote (index.json, graph.json, embedding caches, task files, config).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from helpers import Env, check_written_files  # noqa: E402
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Any:
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    environment = Env(tmp_path, home, project)
+    yield environment
+    problems = check_written_files(environment.global_dir, environment.project_dir,
+                                   unchecked=environment.unchecked)
+    assert not problems, "files written by the tools break their schemas:\n" + "\n".join(problems)

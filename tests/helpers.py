@@ -1,0 +1,140 @@
+"""Test helpers: an isolated HOME and git project, a runner for the real scripts, schema checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPTS = REPO / "scripts"
+HOOKS = REPO / "hooks"
+SCHEMAS = REPO / "schemas"
+sys.path.insert(0, str(SCRIPTS))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+
+
+def schema_errors(instance: Any, name: str) -> list[str]:
+    """Violations of schemas/<name>.schema.json by `instance`, checked with the real jsonschema."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    registry = Registry()
+    for path in SCHEMAS.glob("*.schema.json"):
+        registry = registry.with_resource(path.name, Resource.from_contents(json.loads(path.read_text())))
+    validator = jsonschema.Draft202012Validator(load_schema(name), registry=registry)
+    return [f"{'.'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(instance)]
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@dataclass
+class Env:
+    """A fake HOME and a git project; `run` executes `memory <op>` as a subprocess."""
+
+    root: Path
+    home: Path
+    project: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
+    unchecked: set[Path] = field(default_factory=set)  # files a test broke on purpose
+
+    @property
+    def global_dir(self) -> Path:
+        return self.home / ".claude" / "memory"
+
+    @property
+    def project_dir(self) -> Path:
+        return self.project / ".claude" / "memory"
+
+    @property
+    def local_dir(self) -> Path:
+        return self.project_dir / "local"
+
+    def environ(self, **extra: str) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith(("CLAUDE", "MEMORY_")) or key == "MEMORY_REQUIRE_E2E"}
+        env.update(HOME=str(self.home), CLAUDE_MEMORY_PYTHON=sys.executable, PYTHONDONTWRITEBYTECODE="1")
+        env.update(self.extra_env)
+        env.update(extra)
+        return env
+
+    def run(self, *args: str, cwd: Path | None = None, stdin: str | bytes | None = None,
+            env: dict[str, str] | None = None, timeout: float = 60) -> Result:
+        """Run `memory ARGS` via bin/memory, from the project directory by default."""
+        command = [str(REPO / "bin" / "memory"), *args]
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        proc = subprocess.run(command, cwd=cwd or self.project, env=self.environ(**(env or {})),
+                              input=data, stdin=None if data is not None else subprocess.DEVNULL,
+                              capture_output=True, timeout=timeout)
+        return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+
+    def ok(self, *args: str, **kwargs: Any) -> Result:
+        result = self.run(*args, **kwargs)
+        assert result.code == 0, f"memory {' '.join(args)} failed ({result.code}):\n{result.out}\n{result.err}"
+        return result
+
+    def fails(self, *args: str, code: int = 1, **kwargs: Any) -> Result:
+        result = self.run(*args, **kwargs)
+        assert result.code == code, f"expected exit {code}, got {result.code}:\n{result.out}\n{result.err}"
+        if code in (1, 2):
+            assert result.err.startswith("error: "), result.err
+            assert "Traceback" not in result.err, result.err
+        return result
+
+    def index(self, scope_dir: Path) -> dict[str, Any]:
+        return json.loads((scope_dir / "index.json").read_text())
+
+    def graph(self, scope_dir: Path) -> dict[str, Any]:
+        return json.loads((scope_dir / "graph.json").read_text())
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file under `directory` (derived caches excluded) with its bytes."""
+    found = {}
+    if directory.exists():
+        for path in sorted(directory.rglob("*")):
+            if path.is_file() and ".cache" not in path.parts:
+                found[str(path.relative_to(directory))] = path.read_bytes()
+    return found
+
+
+def check_written_files(*roots: Path, unchecked: set[Path] = frozenset()) -> list[str]:
+    """Schema problems in every derived JSON file under the given roots."""
+    problems = []
+    for root in roots:
+        if not root.exists():
+            continue
+        for path in root.rglob("*.json"):
+            if ".cache" in path.parts or "node_modules" in path.parts or path in unchecked:
+                continue
+            name = {"index.json": "index", "graph.json": "graph", "task-index.json": "task-index",
+                    "config.json": "config"}.get(path.name)
+            if name is None and path.parent.name == ".embedding-cache":
+                name = "embedding-cache"
+            if name is None and path.parent.name == "tasks":
+                name = "task"
+            if name is None:
+                continue
+            try:
+                data = json.loads(path.read_text())
+            except (ValueError, UnicodeDecodeError) as exc:
+                problems.append(f"{path}: not valid JSON: {exc}")
+                continue
+            problems += [f"{path}: {error}" for error in schema_errors(data, name)]
+    return problems

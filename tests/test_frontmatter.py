@@ -1,0 +1,72 @@
+"""Frontmatter I/O: scalars round-trip through YAML, rewrites touch only changed keys."""
+
+from __future__ import annotations
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _lib import clock, frontmatter, memory
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
+
+
+@given(TEXT)
+@settings(max_examples=400)
+def test_any_string_scalar_round_trips(value: str) -> None:
+    emitted = frontmatter.emit_field("key", value)
+    assert yaml.load(emitted, Loader=yaml.CSafeLoader) == {"key": value}
+    assert frontmatter.parse(emitted) == {"key": value}
+
+
+@given(st.lists(TEXT, max_size=5), st.dictionaries(st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True),
+                                                 st.one_of(TEXT, st.lists(TEXT, max_size=3)), max_size=4))
+@settings(max_examples=200)
+def test_lists_and_mappings_round_trip(items: list[str], mapping: dict) -> None:
+    emitted = frontmatter.render({"items": items, "mapping": mapping})
+    assert yaml.safe_load(emitted) == {"items": items, "mapping": mapping}
+
+
+@given(TEXT, TEXT)
+def test_replace_keeps_other_keys_byte_for_byte(before: str, after: str) -> None:
+    original = ("type: learning\n# comment\ncustom:  {a: 1}   # trailing\n" + frontmatter.emit_field("title", before)
+                + "list:\n- x\n- y\n")
+    rewritten = frontmatter.replace_fields(original, {"title": after})
+    assert rewritten.startswith("type: learning\n# comment\ncustom:  {a: 1}   # trailing\n")
+    assert rewritten.endswith("list:\n- x\n- y\n")
+    assert frontmatter.parse(rewritten)["title"] == after
+
+
+def test_titles_round_trip_through_files() -> None:
+    for title in ["C# & F#", "Quotes \"double\" and 'single'", "[brackets] {braces} | pipes", "emoji 🎉 and RTL שלום",
+                  "yes", "123", "- dash", "# not a comment", "key: value"]:
+        text = f"---\n{frontmatter.render({'type': 'learning', 'tags': ['a']})}---\n\n# {title}\n\nbody"
+        parsed = memory.parse(text, __import__("pathlib").Path("x.md"), "project")
+        assert parsed.title == title
+        assert parsed.content == "body"
+
+
+def test_timestamps_unquoted_and_quoted_are_normalised() -> None:
+    fields = frontmatter.parse('a: 2025-12-08T11:00:00Z\nb: "2026-01-10T10:00:00+02:00"\nc: 2026-01-10\n')
+    assert fields["a"] == "2025-12-08T11:00:00Z"
+    assert clock.normalise(fields["b"]) == "2026-01-10T08:00:00Z"
+    assert fields["c"] == "2026-01-10T00:00:00Z"
+
+
+def test_memory_graph_related_lists_and_wiki_links() -> None:
+    fields = frontmatter.parse("related: [[file-src-config-ts]], [[discovery-jwt-pattern]]\nother: [[x]]\n")
+    assert fields["related"] == ["file-src-config-ts", "discovery-jwt-pattern"]
+    assert fields["other"] == ["x"]
+    assert frontmatter.wiki_targets("see [[a]], [[b|B text]] and [[c#section]]; [[a]] again") == ["a", "b", "c"]
+
+
+def test_alias_bombs_are_refused() -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(8))
+    try:
+        frontmatter.parse(bomb)
+    except Exception as exc:  # noqa: BLE001 - the type is what matters
+        assert type(exc).__name__ == "InvalidInput"
+    else:
+        raise AssertionError("an alias bomb must be refused")

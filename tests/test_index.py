@@ -1,0 +1,159 @@
+"""index.json (and graph.json) stay true to the files: hand edits, corruption, compatibility (SC-001)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from helpers import Env, schema_errors
+from test_crud import OAUTH_EXAMPLE
+
+SEED_NODE = """---
+id: decision-001-jwt-auth
+type: decision
+created: 2025-12-08T11:00:00Z
+updated: 2025-12-08T11:00:00Z
+tags: [auth, security, architecture]
+related: [[file-src-auth-ts]], [[discovery-jwt-pattern]]
+status: active
+supersedes: null
+---
+
+# Decision: Use JWT with Redis Session Store
+
+## Context
+Need stateless auth that can scale horizontally. See [[file-src-auth-ts]].
+"""
+
+FILE_NODE = """---
+id: file-src-auth-ts
+type: file-summary
+path: /src/auth.ts
+created: 2025-12-08T10:30:00Z
+updated: 2025-12-08T14:20:00Z
+tags: [auth, security, jwt, middleware]
+related: [[file-src-config-ts]], [[discovery-jwt-pattern]]
+status: active
+---
+
+# /src/auth.ts
+
+JWT authentication module handling user login.
+"""
+
+
+def memory_text(title: str, *, tags: str = "[hand]", body: str = "Body.") -> str:
+    return (f'---\ntype: learning\ntags: {tags}\ncreated: "2026-01-01T00:00:00Z"\nupdated: "2026-01-01T00:00:00Z"\n'
+            f"---\n\n# {title}\n\n{body}\n")
+
+
+def test_index_matches_files_after_every_operation(env: Env) -> None:
+    def check() -> None:
+        index = env.index(env.project_dir)
+        assert schema_errors(index, "index") == []
+        on_disk = {path.stem for path in env.project_dir.glob("*.md")}
+        assert set(index["memories"]) == on_disk
+        for slug, entry in index["memories"].items():
+            assert entry["slug"] == slug and os.path.exists(entry["filePath"])
+
+    env.ok("write", "One", "--tags", "a")
+    check()
+    env.ok("write", "Two", "--tags", "b", "--links", "learning-one")
+    check()
+    env.ok("update", "learning-one", "--title", "One again")
+    check()
+    assert env.index(env.project_dir)["memories"]["learning-one"]["title"] == "One again"
+    env.ok("delete", "learning-two")
+    check()
+
+
+def test_hand_added_edited_and_deleted_files_are_picked_up(env: Env) -> None:
+    env.ok("write", "Seed", "--tags", "a")
+    (env.project_dir / "learning-by-hand.md").write_text(memory_text("By hand", body="kangaroo"))
+    assert "learning-by-hand" in env.ok("list").out
+    assert env.ok("search", "kangaroo", "--json").json()["count"] == 1
+    assert "learning-by-hand" in env.index(env.project_dir)["memories"]
+
+    path = env.project_dir / "learning-by-hand.md"
+    stat = path.stat()
+    path.write_text(memory_text("By hand, edited", body="wombat"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # even with an unchanged mtime
+    assert env.ok("search", "wombat", "--json").json()["count"] == 1
+    assert env.ok("search", "kangaroo", "--json").json()["count"] == 0
+    assert env.index(env.project_dir)["memories"]["learning-by-hand"]["title"] == "By hand, edited"
+
+    path.unlink()
+    assert "learning-by-hand" not in env.ok("list").out
+    assert env.ok("search", "wombat", "--json").json()["count"] == 0
+    assert "learning-by-hand" not in env.index(env.project_dir)["memories"]
+
+
+def test_missing_truncated_or_invalid_index_is_rebuilt(env: Env) -> None:
+    env.ok("write", "Alpha", "--tags", "a")
+    env.ok("write", "Beta", "--tags", "b")
+    index_path = env.project_dir / "index.json"
+    good = env.index(env.project_dir)["memories"]
+    for damage in (lambda: index_path.unlink(), lambda: index_path.write_text(index_path.read_text()[:40]),
+                   lambda: index_path.write_text("not json"), lambda: index_path.write_text('{"memories": {}}')):
+        damage()
+        env.ok("list")
+        assert env.index(env.project_dir)["memories"] == good
+
+
+def test_deleted_catalog_is_rebuilt_and_labels_kept(env: Env) -> None:
+    env.ok("write", "Alpha", "--tags", "a")
+    env.ok("write", "Beta", "--tags", "b")
+    env.ok("link", "learning-alpha", "learning-beta", "--label", "builds-on")
+    before = env.graph(env.project_dir)
+    for path in (env.project_dir / ".cache").iterdir():
+        path.unlink()
+    assert env.ok("search", "alpha", "--json").json()["count"] == 1
+    assert env.graph(env.project_dir) == before
+    env.ok("reindex")
+    assert env.graph(env.project_dir) == before
+
+
+def test_sc001_data_model_example_and_seed_nodes_read_without_modification(env: Env) -> None:
+    env.global_dir.mkdir(parents=True)
+    oauth = env.global_dir / "decision-oauth2.md"
+    oauth.write_text(OAUTH_EXAMPLE)
+    nodes = env.global_dir / "nodes"
+    (nodes / "decisions").mkdir(parents=True)
+    (nodes / "files").mkdir(parents=True)
+    (nodes / "decisions" / "decision-001-jwt-auth.md").write_text(SEED_NODE)
+    (nodes / "files" / "src-auth-ts.md").write_text(FILE_NODE)
+    before = {path: path.read_bytes() for path in env.global_dir.rglob("*.md")}
+
+    listed = {item["slug"]: item for item in env.ok("list", "--json").json()["memories"]}
+    assert set(listed) == {"decision-oauth2", "decision-001-jwt-auth", "file-src-auth-ts"}
+    assert listed["decision-oauth2"]["title"] == "OAuth2 Implementation Decision"
+    assert listed["decision-001-jwt-auth"]["created"] == "2025-12-08T11:00:00Z"
+    assert listed["file-src-auth-ts"]["type"] == "file-summary"
+    assert env.ok("search", "PKCE", "--json").json()["results"][0]["slug"] == "decision-oauth2"
+    assert env.ok("search", "horizontally", "--json").json()["results"][0]["slug"] == "decision-001-jwt-auth"
+    assert "JWT authentication module" in env.ok("read", "file-src-auth-ts").out
+    assert env.ok("read", "decision-oauth2").out == OAUTH_EXAMPLE
+    assert {path: path.read_bytes() for path in env.global_dir.rglob("*.md")} == before
+    edges = env.graph(env.global_dir)
+    assert {edge["target"] for edge in edges["decision-001-jwt-auth"]} == {"file-src-auth-ts"}
+
+
+def test_duplicate_slugs_and_unknown_types_are_reported(env: Env) -> None:
+    env.project_dir.mkdir(parents=True)
+    (env.project_dir / "learning-a.md").write_text(memory_text("A"))
+    (env.project_dir / "nodes" / "x").mkdir(parents=True)
+    (env.project_dir / "nodes" / "x" / "other.md").write_text(
+        memory_text("A twin").replace("type: learning", "id: learning-a\ntype: learning"))
+    (env.project_dir / "weird.md").write_text(memory_text("W").replace("type: learning", "type: opinion"))
+    result = env.ok("list")
+    assert "duplicate slug" in result.err and "unknown type" in result.err
+    assert result.out.count("learning-a ") == 1
+
+
+def test_reindex_reports_and_rebuilds(env: Env) -> None:
+    env.ok("write", "Alpha", "--tags", "a")
+    (env.project_dir / "bad.md").write_text("---\n: :\n---\n")
+    data = env.ok("reindex", "--scope", "project", "--json").json()
+    assert data["scopes"][0]["memories"] == 1
+    assert data["scopes"][0]["problems"][0]["path"].endswith("bad.md")
+    assert json.loads((env.project_dir / "index.json").read_text())["version"] == "1.0.0"
