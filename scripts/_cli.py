@@ -29,10 +29,21 @@ class ArgumentParser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the examples' layout; sizes itself without importing shutil (argparse's default does)."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            width = os.get_terminal_size(sys.stdout.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            width = int(os.environ.get("COLUMNS", "0") or 0) or 100
+        super().__init__(prog, width=max(width - 2, 40))
+
+
 def parser(op: str, description: str, epilog: str | None = None) -> ArgumentParser:
     """A parser for `memory <op>` whose help shows the description and examples."""
     return ArgumentParser(prog=f"memory {op}", description=description, epilog=epilog,
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+                          formatter_class=HelpFormatter)
 
 
 def add_scope(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:

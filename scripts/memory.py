@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import runpy
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -66,7 +65,11 @@ def main(argv: list[str]) -> int:
         return 2
     sys.argv = [f"memory {name}", *argv[1:]]
     sys.path.insert(0, HERE)
-    runpy.run_path(ops[name], run_name="__main__")
+    import importlib
+
+    import _cli
+
+    _cli.run(importlib.import_module(name.replace("-", "_")).main)  # a module import uses cached bytecode
     return 0
 
 

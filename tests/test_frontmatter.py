@@ -70,3 +70,46 @@ def test_alias_bombs_are_refused() -> None:
         assert type(exc).__name__ == "InvalidInput"
     else:
         raise AssertionError("an alias bomb must be refused")
+
+
+SCALARS = st.one_of(TEXT, st.integers(-10**6, 10**6), st.booleans(), st.none())
+
+
+@given(st.dictionaries(st.from_regex(r"[a-z][a-z0-9_-]{0,12}", fullmatch=True),
+                       st.one_of(SCALARS, st.lists(SCALARS, max_size=4),
+                                 st.dictionaries(st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True),
+                                                 st.one_of(TEXT, st.lists(TEXT, min_size=1, max_size=3)),
+                                                 max_size=3)),
+                       max_size=6))
+@settings(max_examples=500)
+def test_fast_parser_agrees_with_yaml_on_what_we_write(fields: dict) -> None:
+    emitted = frontmatter.render(fields)
+    expected = yaml.load(emitted, Loader=yaml.CSafeLoader) or {}
+    fast = frontmatter.parse_simple(emitted)
+    assert fast is not None, emitted
+    assert fast == expected
+
+
+@given(st.text(st.sampled_from(list("ab:- \n\"'#[]{}\\0x7"))), )
+@settings(max_examples=1000)
+def test_fast_parser_never_disagrees_with_yaml(text: str) -> None:
+    fast = frontmatter.parse_simple(text)
+    if fast is None:
+        return
+    try:
+        expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        raise AssertionError(f"fast parser accepted what YAML rejects: {text!r} -> {fast!r}")
+    assert fast == (expected or {}), text
+
+
+def test_fast_parser_handles_the_data_model_example() -> None:
+    from test_crud import OAUTH_EXAMPLE
+
+    text = OAUTH_EXAMPLE.split("---\n")[1]
+    assert frontmatter.parse_simple(text) == yaml.safe_load(text)
+    assert frontmatter.parse_simple("links:\n- a\n- b\nlabels:\n  a: implements\n  b:\n    - x\n    - z\n") == {
+        "links": ["a", "b"], "labels": {"a": "implements", "b": ["x", "z"]}}
+    for not_simple in ("tags: [a, b]\n", "created: 2026-01-01\n", "a: yes\n", "a: b # c\n", "# c\na: b\n",
+                       "a: |\n  text\n", "a: &x b\n", "a: 1.5\n"):
+        assert frontmatter.parse_simple(not_simple) is None, not_simple

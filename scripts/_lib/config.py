@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from . import errors, schema
 
@@ -46,13 +48,14 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-@dataclass
 class Config:
     """The effective configuration and, per leaf key, the file that set it."""
 
-    values: dict[str, Any]
-    sources: dict[str, str] = field(default_factory=dict)  # dotted key -> file path or "default"
-    files: list[Path] = field(default_factory=list)
+    def __init__(self, values: dict[str, Any], sources: dict[str, str] | None = None,
+                 files: list[Path] | None = None) -> None:
+        self.values = values
+        self.sources = sources or {}  # dotted key -> file path or "default"
+        self.files = files or []      # the config files that exist, in merge order
 
     def get(self, dotted: str, default: Any = None) -> Any:
         """Look up a dotted key such as `embedding.model`."""

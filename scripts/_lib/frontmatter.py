@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-import sys
-from dataclasses import dataclass
-from typing import Any, Iterable
 
-from . import clock, errors
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable
+
+from . import clock, deps, errors
 
 DELETE = object()  # marker for replace_fields: remove the key
 
@@ -22,22 +23,24 @@ _KEY_LINE = re.compile(
     r"""^(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#\-"'?:,\[\]{}&*!|>%@`][^:#\r\n]*?)[ \t]*:(?:[ \t]|\r?$|$)""")
 _WIKI_ONLY = re.compile(r"^\s*(\[\[[^\[\]\r\n]+\]\]\s*,?\s*)+$")
 _WIKI_TARGET = re.compile(r"\[\[([^\[\]|#\r\n]+)(?:#[^\[\]|\r\n]*)?(?:\|[^\[\]\r\n]*)?\]\]")
-_PLAIN_SAFE = re.compile(r"^[A-Za-z_](?:[A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/])?$")
+_PLAIN_SAFE = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/])?")
 _YAML_WORDS = {"yes", "no", "true", "false", "on", "off", "null", "y", "n", "~"}
-_NON_PRINTABLE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029\ufeff]")
+_NON_PRINTABLE = "[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029\ufeff]"
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": "\\0",
             "\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P"}
 MAX_FRONTMATTER_NODES = 20_000
 
 
-@dataclass
 class Document:
     """A markdown file cut into its frontmatter text and body, as found on disk."""
 
-    prefix: str            # a byte-order mark, if the file had one
-    frontmatter: str | None  # text between the `---` lines (each line with its ending); None if absent
-    body: str
-    newline: str           # line ending of the opening delimiter
+    __slots__ = ("prefix", "frontmatter", "body", "newline")
+
+    def __init__(self, prefix: str, frontmatter: str | None, body: str, newline: str) -> None:
+        self.prefix = prefix            # a byte-order mark, if the file had one
+        self.frontmatter = frontmatter  # text between the `---` lines (with line endings); None if absent
+        self.body = body
+        self.newline = newline          # line ending of the opening delimiter
 
     def text(self) -> str:
         """The file text again; identical to the input of `split` when nothing changed."""
@@ -71,31 +74,17 @@ def split(text: str) -> Document:
 
 
 def yaml_module() -> Any:
-    """Import PyYAML, even when the interpreter was started without site-packages (-S)."""
-    try:
-        import yaml
-    except ImportError:
-        if sys.flags.no_site:
-            import site
-
-            site.main()
-            try:
-                import yaml
-            except ImportError:
-                yaml = None
-        else:
-            yaml = None
-        if yaml is None:
-            raise errors.DependencyMissing(
-                "PyYAML is not installed for " + sys.executable,
-                "install the plugin's requirements: python3 -m pip install -r requirements.txt") from None
-    return yaml
+    """PyYAML (imported on first use: it costs ~10 ms)."""
+    return deps.load("yaml")
 
 
 def parse(frontmatter: str) -> dict[str, Any]:
     """The frontmatter as a dict with timestamps as ISO strings. Raises InvalidInput when broken."""
     if not frontmatter.strip():
         return {}
+    simple = parse_simple(frontmatter)
+    if simple is not None:
+        return simple
     yaml = yaml_module()
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
@@ -113,6 +102,149 @@ def parse(frontmatter: str) -> dict[str, Any]:
                                   "write fields as `key: value` lines")
     budget = [MAX_FRONTMATTER_NODES]
     return {str(key): _plain(value, budget) for key, value in data.items()}
+
+
+_SIMPLE_KEY = re.compile(r"(?:([A-Za-z_][A-Za-z0-9_-]*)|\"([A-Za-z0-9_ -]*)\"):(?: (.*))?")
+_SIMPLE_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_QUOTED_ESCAPES = {"\\": "\\", '"': '"', "t": "\t", "n": "\n", "r": "\r", "0": "\x00", "N": "\x85",
+                   "L": "\u2028", "P": "\u2029", "/": "/"}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+def parse_simple(frontmatter: str) -> dict[str, Any] | None:
+    """Parse the YAML subset our own writer emits, without PyYAML (whose import costs ~10 ms).
+
+    Handles `key: scalar`, block lists (`- item`, indented or not), `[]`, `{}`, and one
+    level of nested mapping (`link-labels`). Scalars are double-quoted strings, plain
+    strings that YAML would also read as strings, integers, true, false and null. Returns
+    None for anything else (comments, flow collections, unquoted dates, ...): PyYAML then
+    decides, so the result is always what YAML means.
+    """
+    result: dict[str, Any] = {}
+    lines = frontmatter.split("\n")
+    position, count = 0, len(lines)
+    while position < count:
+        line = lines[position].rstrip("\r")
+        position += 1
+        if not line.strip():
+            continue
+        match = _SIMPLE_KEY.fullmatch(line)
+        if match is None:
+            return None
+        key, raw = match.group(1) or match.group(2), match.group(3)
+        if raw is not None and raw.strip():
+            value = _simple_scalar(raw.strip())
+            if value is _NOT_SIMPLE:
+                return None
+            result[key] = value
+            continue
+        block, position = _simple_block(lines, position, 0)
+        if block is _NOT_SIMPLE:
+            return None
+        result[key] = block
+    return result
+
+
+_NOT_SIMPLE = object()
+
+
+def _simple_block(lines: list[str], position: int, indent: int) -> tuple[Any, int]:
+    """The list or mapping nested under a `key:` line (or None when nothing follows)."""
+    items: list[Any] = []
+    mapping: dict[str, Any] = {}
+    child_indent = None
+    while position < len(lines):
+        line = lines[position].rstrip("\r")
+        if not line.strip():
+            position += 1
+            continue
+        stripped = line.lstrip(" ")
+        depth = len(line) - len(stripped)
+        if depth < indent or (depth == indent and not stripped.startswith("- ")):
+            break  # back at the parent's level: the block ended
+        if child_indent is None:
+            child_indent = depth
+        if depth != child_indent:
+            if depth < child_indent:
+                break
+            return _NOT_SIMPLE, position
+        if stripped.startswith("- ") and not mapping:
+            value = _simple_scalar(stripped[2:].strip())
+            if value is _NOT_SIMPLE:
+                return _NOT_SIMPLE, position
+            items.append(value)
+            position += 1
+            continue
+        match = _SIMPLE_KEY.fullmatch(stripped)
+        if match is None or items or indent > 0:
+            return _NOT_SIMPLE, position
+        position += 1
+        if match.group(3) is not None and match.group(3).strip():
+            value = _simple_scalar(match.group(3).strip())
+            if value is _NOT_SIMPLE:
+                return _NOT_SIMPLE, position
+        else:
+            value, position = _simple_block(lines, position, child_indent + 1)
+            if value is _NOT_SIMPLE or isinstance(value, dict):
+                return _NOT_SIMPLE, position
+        mapping[match.group(1) or match.group(2)] = value
+    if mapping:
+        return mapping, position
+    return (items if items else None), position
+
+
+def _simple_scalar(text: str) -> Any:
+    if text.startswith('"'):
+        return _simple_quoted(text)
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    if text in ("null", "~"):
+        return None
+    if text in ("true", "false"):
+        return text == "true"
+    if _SIMPLE_INT.fullmatch(text):
+        return int(text)
+    if _PLAIN_SAFE.fullmatch(text) and text.lower() not in _YAML_WORDS and " #" not in text:
+        return text
+    return _NOT_SIMPLE
+
+
+def _simple_quoted(text: str) -> Any:
+    if len(text) < 2 or not text.endswith('"'):
+        return _NOT_SIMPLE
+    inner = text[1:-1]
+    if not (inner.isascii() and inner.isprintable()) and re.search(_NON_PRINTABLE, inner):
+        return _NOT_SIMPLE  # raw control or line-break characters: YAML's rules apply
+    if "\\" not in inner:
+        return inner if '"' not in inner else _NOT_SIMPLE
+    out: list[str] = []
+    index = 0
+    while index < len(inner):
+        char = inner[index]
+        if char == '"':
+            return _NOT_SIMPLE
+        if char != "\\":
+            out.append(char)
+            index += 1
+            continue
+        code = inner[index + 1: index + 2]
+        if code in _QUOTED_ESCAPES:
+            out.append(_QUOTED_ESCAPES[code])
+            index += 2
+        elif code in _HEX_ESCAPES:
+            digits = inner[index + 2: index + 2 + _HEX_ESCAPES[code]]
+            if len(digits) != _HEX_ESCAPES[code] or not all(d in "0123456789abcdefABCDEF" for d in digits):
+                return _NOT_SIMPLE
+            value = int(digits, 16)
+            if 0xD800 <= value <= 0xDFFF or value > 0x10FFFF:
+                return _NOT_SIMPLE
+            out.append(chr(value))
+            index += 2 + len(digits)
+        else:
+            return _NOT_SIMPLE
+    return "".join(out)
 
 
 def _with_wiki_lists(frontmatter: str) -> str:
@@ -168,9 +300,12 @@ def scalar(value: Any, *, quote: bool = False) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     text = str(value)
-    if not quote and _PLAIN_SAFE.match(text) and text.lower() not in _YAML_WORDS:
+    if not quote and _PLAIN_SAFE.fullmatch(text) and text.lower() not in _YAML_WORDS:
         return text
-    return '"' + _NON_PRINTABLE.sub(_escape_char, text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    if not (escaped.isascii() and escaped.isprintable()):  # the regex costs ms to compile: only when needed
+        escaped = re.sub(_NON_PRINTABLE, _escape_char, escaped)
+    return '"' + escaped + '"'
 
 
 def _escape_char(match: re.Match[str]) -> str:

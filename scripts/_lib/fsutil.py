@@ -7,7 +7,10 @@ import errno
 import os
 import time
 from pathlib import Path
-from typing import Iterator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterator
 
 from . import errors
 

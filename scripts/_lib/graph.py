@@ -11,8 +11,11 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from collections import namedtuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping
 
 from .memory import Memory
 
@@ -34,14 +37,10 @@ UNLABELLED = ""  # a link declared without a label: relates-to unless a labelled
 ORIGIN_LINKS, ORIGIN_REFS, ORIGIN_IMPORTED = "links", "refs", "graph"
 
 
-@dataclass(frozen=True)
-class Edge:
+class Edge(namedtuple("Edge", "source target label timestamp")):
     """A directed edge as graph.json stores it."""
 
-    source: str
-    target: str
-    label: str
-    timestamp: str
+    __slots__ = ()
 
     def as_json(self) -> dict[str, str]:
         return {"target": self.target, "label": self.label, "timestamp": self.timestamp}
@@ -76,7 +75,7 @@ def declarations(memory: Memory) -> list[tuple[str, str, str]]:
     for target in memory.links:
         if target == memory.slug:
             continue
-        named = [label for label in labels.get(target, []) if LABEL_RE.match(label)]
+        named = [label for label in labels.get(target, []) if LABEL_RE.fullmatch(label)]
         for label in named or [UNLABELLED]:
             found.setdefault((target, label, ORIGIN_LINKS), None)
     for target in memory.references:
@@ -85,12 +84,18 @@ def declarations(memory: Memory) -> list[tuple[str, str, str]]:
     return list(found)
 
 
-def replace_declarations(conn: sqlite3.Connection, slug: str, declared: Iterable[tuple[str, str, str]],
-                         default_ts: str) -> set[str]:
-    """Store what `slug`'s file declares (keeping timestamps of links that stay); returns touched slugs."""
-    old = {(dst, label, origin): ts for dst, label, origin, ts in conn.execute(
+def timestamps(conn: sqlite3.Connection, slug: str) -> dict[tuple[str, str, str], str]:
+    """When each link `slug`'s file declares was made: (target, label, origin) -> timestamp."""
+    return {(dst, label, origin): ts for dst, label, origin, ts in conn.execute(
         "SELECT dst, label, origin, ts FROM declared WHERE src=? AND origin IN (?, ?)",
         (slug, ORIGIN_LINKS, ORIGIN_REFS))}
+
+
+def replace_declarations(conn: sqlite3.Connection, slug: str, declared: Iterable[tuple[str, str, str]],
+                         default_ts: str, previous: dict[tuple[str, str, str], str] | None = None) -> set[str]:
+    """Store what `slug`'s file declares, keeping the timestamps of links that stay; returns touched slugs."""
+    old = timestamps(conn, slug)
+    old.update(previous or {})
     imported = {(dst, label): ts for dst, label, ts in conn.execute(
         "SELECT dst, label, ts FROM declared WHERE src=? AND origin=?", (slug, ORIGIN_IMPORTED))}
     conn.execute("DELETE FROM declared WHERE src=? AND origin IN (?, ?)", (slug, ORIGIN_LINKS, ORIGIN_REFS))
@@ -108,8 +113,7 @@ def forget(conn: sqlite3.Connection, slug: str) -> set[str]:
     touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (slug,))}
     conn.execute("DELETE FROM declared WHERE src=?", (slug,))
     conn.execute("DELETE FROM declared WHERE dst=? AND origin=?", (slug, ORIGIN_IMPORTED))
-    conn.execute("DELETE FROM adjacency WHERE slug=?", (slug,))
-    return touched | {slug}
+    return touched | {slug}  # refresh() drops its adjacency line
 
 
 def node_edges(conn: sqlite3.Connection, slug: str, labels: Labels) -> list[Edge]:
@@ -143,9 +147,9 @@ def node_edges(conn: sqlite3.Connection, slug: str, labels: Labels) -> list[Edge
     return sorted(edges, key=lambda edge: (edge.timestamp, edge.target, edge.label))
 
 
-def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> bool:
-    """Recompute the graph.json lines of `slugs` (inside the write transaction); True if any changed."""
-    changed = False
+def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> dict[str, str | None]:
+    """Recompute the graph.json lines of `slugs` (inside the write transaction); returns those that changed."""
+    changed: dict[str, str | None] = {}
     for slug in set(slugs):
         exists = conn.execute("SELECT 1 FROM docs WHERE slug=?", (slug,)).fetchone()
         edges = node_edges(conn, slug, labels) if exists else []
@@ -154,7 +158,7 @@ def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> b
                 if edges else None)
         if (old[0] if old else None) == line:
             continue
-        changed = True
+        changed[slug] = line
         if line is None:
             conn.execute("DELETE FROM adjacency WHERE slug=?", (slug,))
         else:
@@ -198,7 +202,7 @@ def import_file(conn: sqlite3.Connection, data: Any) -> int:
                 continue
             target, label, ts = edge.get("target"), edge.get("label"), edge.get("timestamp")
             if (not isinstance(target, str) or target not in existing or target == source
-                    or not isinstance(label, str) or not LABEL_RE.match(label) or len(label) > 50):
+                    or not isinstance(label, str) or not LABEL_RE.fullmatch(label) or len(label) > 50):
                 continue
             ts = ts if isinstance(ts, str) and ts else "1970-01-01T00:00:00Z"
             pair = explained.get(frozenset((source, target)), [])

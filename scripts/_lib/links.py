@@ -7,8 +7,10 @@ all while holding the scope lock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from . import clock, errors, frontmatter, fsutil, graph, memory
 from .index import Catalog
@@ -19,7 +21,7 @@ MAX_LABEL = 50
 
 
 def check_label(label: str, what: str = "label") -> str:
-    if not isinstance(label, str) or not graph.LABEL_RE.match(label) or len(label) > MAX_LABEL:
+    if not isinstance(label, str) or not graph.LABEL_RE.fullmatch(label) or len(label) > MAX_LABEL:
         raise errors.InvalidInput(f"invalid {what} {label!r}: labels are lowercase words joined by hyphens, "
                                   f"1-{MAX_LABEL} characters", 'e.g. --label implements or --label "part-of"')
     return label
@@ -112,15 +114,14 @@ def drop_embedding(catalog: Catalog, slug: str) -> None:
         catalog.set_has_embedding([slug], False)
 
 
-@dataclass
 class LinkResult:
-    source: str
-    target: str
-    scope: str
-    label: str
-    inverse: str
-    created: bool
-    notes: list[str] = field(default_factory=list)
+    """What `memory link` or `unlink` did."""
+
+    def __init__(self, source: str, target: str, scope: str, label: str, inverse: str, created: bool,
+                 notes: list[str] | None = None) -> None:
+        self.source, self.target, self.scope, self.label, self.inverse = source, target, scope, label, inverse
+        self.created = created
+        self.notes = notes or []
 
     def as_json(self) -> dict[str, Any]:
         return {"source": self.source, "target": self.target, "scope": self.scope, "label": self.label,
@@ -147,7 +148,7 @@ def link(workspace: Workspace, source: str, target: str, *, label: str = DEFAULT
     if inverse is not None:
         check_label(inverse, "inverse label")
     found = _link_scope(workspace, source, target, scope)
-    with catalog_for(workspace, found) as catalog:
+    with catalog_for(workspace, found, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked():
             for slug in (source, target):
@@ -178,7 +179,7 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
     if label is not None:
         check_label(label)
     found = _link_scope(workspace, source, target, scope)
-    with catalog_for(workspace, found) as catalog:
+    with catalog_for(workspace, found, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked():
             for slug in (source, target):

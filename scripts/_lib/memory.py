@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+
+TYPE_CHECKING = False  # typing costs milliseconds to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
 
 from . import clock, errors, frontmatter
 
@@ -33,24 +34,22 @@ _TITLE_STOP_WORDS = frozenset(
     "will with use uses used using we our not no do does how why what when".split())
 
 
-@dataclass
 class Memory:
     """One memory as read from disk."""
 
-    slug: str
-    scope: str
-    path: Path
-    type: str
-    title: str
-    tags: list[str]
-    created: str
-    updated: str
-    links: list[str]
-    content: str                     # the body without its title heading
-    body: str                        # everything after the frontmatter
-    fields: dict[str, Any]           # the parsed frontmatter, unknown keys included
-    document: frontmatter.Document = field(repr=False)
-    title_in_field: bool = False     # the title came from a `title:` field, not a heading
+    def __init__(self, *, slug: str, scope: str, path: Path, type: str, title: str, tags: list[str], created: str,
+                 updated: str, links: list[str], content: str, body: str, fields: dict[str, Any],
+                 document: frontmatter.Document, title_in_field: bool = False) -> None:
+        self.slug, self.scope, self.path, self.type, self.title = slug, scope, path, type, title
+        self.tags, self.created, self.updated, self.links = tags, created, updated, links
+        self.content = content            # the body without its title heading
+        self.body = body                  # everything after the frontmatter
+        self.fields = fields              # the parsed frontmatter, unknown keys included
+        self.document = document
+        self.title_in_field = title_in_field  # the title came from a `title:` field, not a heading
+
+    def __repr__(self) -> str:
+        return f"Memory({self.scope}:{self.slug})"
 
     @property
     def status(self) -> str:
@@ -96,7 +95,20 @@ class Memory:
 
     def content_hash(self) -> str:
         """SHA-256 of the text that is indexed and embedded (title and content)."""
-        return hashlib.sha256(embedding_text(self.title, self.content).encode("utf-8")).hexdigest()
+        return sha256_hex(embedding_text(self.title, self.content))
+
+
+def sha256_hex(text: str) -> str:
+    """SHA-256 of UTF-8 text, hex. Prefers CPython's built-in implementation: hashlib loads
+    OpenSSL, which costs milliseconds on every command."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
+        except ImportError:
+            from hashlib import sha256
+    return sha256(text.encode("utf-8")).hexdigest()
 
 
 def embedding_text(title: str, content: str) -> str:
@@ -106,19 +118,25 @@ def embedding_text(title: str, content: str) -> str:
 
 # -- parsing ------------------------------------------------------------------------------
 
-def parse(text: str, path: Path, scope: str, *, slug: str | None = None) -> Memory:
-    """Build a Memory from file text. Raises InvalidInput when the file is not a usable memory."""
+def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
+          fields: dict[str, Any] | None = None) -> Memory:
+    """Build a Memory from file text. Raises InvalidInput when the file is not a usable memory.
+
+    `fields` are the already known frontmatter values of a file we just rendered, which
+    spares parsing the YAML we wrote.
+    """
     document = frontmatter.split(text)
     if document.frontmatter is None:
         raise errors.InvalidInput("no YAML frontmatter (the file must start with a --- line)",
                                   "add a frontmatter block with type, tags, created and updated")
-    fields = frontmatter.parse(document.frontmatter)
+    if fields is None:
+        fields = frontmatter.parse(document.frontmatter)
     memory_type = fields.get("type")
     if not isinstance(memory_type, str) or not memory_type.strip():
         raise errors.InvalidInput("the frontmatter has no `type`", "add `type: " + DEFAULT_TYPE + "` (or another type)")
     declared_id = fields.get("id")
     if slug is None:
-        slug = declared_id if isinstance(declared_id, str) and SLUG_RE.match(declared_id) else path.stem
+        slug = declared_id if isinstance(declared_id, str) and SLUG_RE.fullmatch(declared_id) else path.stem
     title_field = fields.get("title")
     content = document.body
     if isinstance(title_field, str) and title_field.strip():
@@ -141,6 +159,11 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None) -> Memo
 def _title_from_body(body: str, fallback: str) -> str:
     match = _HEADING.search(body)
     return match.group(1).strip() if match else fallback
+
+
+def content_of(body: str) -> str:
+    """The content of a body whose title is its first heading (no YAML parsing needed)."""
+    return _content_after_heading(body)
 
 
 def _content_after_heading(body: str) -> str:
@@ -184,7 +207,7 @@ def check_slug(slug: str) -> str:
     if "/" in slug or "\\" in slug or ".." in slug or slug.startswith("."):
         raise errors.InvalidInput(f"invalid slug {slug!r}: slugs cannot contain paths (/, \\ or ..)",
                                   "slugs are lowercase letters and digits joined by single hyphens")
-    if not SLUG_RE.match(slug) or len(slug) > MAX_SLUG:
+    if not SLUG_RE.fullmatch(slug) or len(slug) > MAX_SLUG:
         raise errors.InvalidInput(
             f"invalid slug {slug!r}: must match {SLUG_PATTERN} and be at most {MAX_SLUG} characters",
             "use lowercase letters and digits joined by single hyphens, e.g. decision-use-oauth2")
@@ -224,7 +247,7 @@ def check_content(content: str) -> str:
 def check_tag(tag: str) -> str:
     if not isinstance(tag, str) or not tag:
         raise errors.InvalidInput("empty tag", "tags are lowercase words joined by hyphens, e.g. auth,api-design")
-    if len(tag) > MAX_TAG or not SLUG_RE.match(tag):
+    if len(tag) > MAX_TAG or not SLUG_RE.fullmatch(tag):
         suggestion = slugify(tag)[:MAX_TAG].strip("-")
         hint = f'write it as "{suggestion}"' if suggestion else "use lowercase letters, digits and hyphens"
         raise errors.InvalidInput(f"invalid tag {tag!r}: tags are lowercase, hyphenated, 1-{MAX_TAG} characters", hint)
@@ -280,7 +303,7 @@ def base_slug(title: str, memory_type: str) -> str:
     kept = [word for word in words if word not in type_words] or words
     stem = "-".join(kept)
     if not stem:  # a title with no ASCII letters or digits at all
-        stem = hashlib.sha256(title.encode("utf-8")).hexdigest()[:8]
+        stem = sha256_hex(title)[:8]
     limit = MAX_SLUG - len(memory_type) - 5  # room for the type prefix and a -N suffix
     if len(stem) > limit:
         stem = stem[:limit].rsplit("-", 1)[0] if "-" in stem[:limit] else stem[:limit]

@@ -10,9 +10,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
@@ -20,12 +23,10 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class Violation:
-    """One place where an instance breaks its schema."""
+class Violation(namedtuple("Violation", "path message")):
+    """One place where an instance breaks its schema; `path` is dotted (`scopes.default`, `tags[2]`)."""
 
-    path: str  # dotted path such as `scopes.default` or `tags[2]`; empty for the root
-    message: str
+    __slots__ = ()
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
@@ -120,9 +121,16 @@ def _check_string(value: str, schema: dict[str, Any], path: str, found: list[Vio
         found.append(Violation(path, f"must be at least {schema['minLength']} characters"))
     if "maxLength" in schema and len(value) > schema["maxLength"]:
         found.append(Violation(path, f"must be at most {schema['maxLength']} characters (got {len(value)})"))
-    if "pattern" in schema and not re.search(schema["pattern"], value):
+    if "pattern" in schema and not _matches(schema["pattern"], value):
         hint = schema.get("description") or f"must match {schema['pattern']}"
         found.append(Violation(path, f"{hint} (got {_describe(value)})"))
+
+
+def _matches(pattern: str, value: str) -> bool:
+    """ECMA-262 semantics for anchored patterns: Python's `$` would also accept a trailing newline."""
+    if pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$"):
+        return re.fullmatch(f"(?:{pattern[1:-1]})", value) is not None
+    return re.search(pattern, value) is not None
 
 
 def _check_number(value: float, schema: dict[str, Any], path: str, found: list[Violation]) -> None:

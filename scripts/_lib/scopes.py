@@ -10,11 +10,13 @@ Reads resolve enterprise -> local -> project -> global; the most specific scope 
 
 from __future__ import annotations
 
-import hashlib
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Mapping
 
 from . import config as config_mod
 from . import errors, fsutil
@@ -42,14 +44,10 @@ ENABLE_ENTERPRISE_HINT = (
 )
 
 
-@dataclass(frozen=True)
-class Scope:
-    """One scope's memory directory and where its derived data is kept."""
+class Scope(namedtuple("Scope", "name root cache_dir root_writable")):
+    """One scope's memory directory (`root`) and where its derived data is kept (`cache_dir`)."""
 
-    name: str
-    root: Path
-    cache_dir: Path
-    root_writable: bool = True
+    __slots__ = ()
 
     @property
     def lock_path(self) -> Path:
@@ -176,6 +174,8 @@ class Workspace:
         if _writable(root):
             return Scope(name, root, root / CACHE_DIR_NAME, True)
         # e.g. an enterprise directory only admins may write: keep our derived data privately
+        import hashlib
+
         digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
         return Scope(name, root, self.global_root / CACHE_DIR_NAME / "external" / f"{name}-{digest}", False)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 
 from . import text
 from .index import Catalog, Entry
@@ -16,13 +15,13 @@ PREFIX_WEIGHT = 0.5  # a query word unknown to the scope also matches words it b
 SNIPPET_WIDTH = 160
 
 
-@dataclass
 class Hit:
     """One search result."""
 
-    entry: Entry
-    score: float
-    snippet: str = ""
+    __slots__ = ("entry", "score", "snippet")
+
+    def __init__(self, entry: Entry, score: float, snippet: str = "") -> None:
+        self.entry, self.score, self.snippet = entry, score, snippet
 
     def as_json(self) -> dict[str, object]:
         data = self.entry.as_json()
@@ -40,6 +39,7 @@ def rank(catalog: Catalog, query: str) -> list[tuple[str, float]]:
     if not count:
         return []
     average = max(total / count, 1.0)
+    lengths = dict(conn.execute("SELECT id, length FROM docs"))
     scores: dict[int, float] = defaultdict(float)
     for term in terms:
         weighted = [(term, 1.0)]
@@ -47,13 +47,12 @@ def rank(catalog: Catalog, query: str) -> list[tuple[str, float]]:
             weighted = [(row[0], PREFIX_WEIGHT) for row in conn.execute(
                 "SELECT DISTINCT term FROM postings WHERE term > ? AND term < ? LIMIT 50", (term, term + "\uffff"))]
         for word, weight in weighted:
-            rows = conn.execute(
-                "SELECT p.doc, p.tf, d.length FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term=?",
-                (word,)).fetchall()
+            rows = conn.execute("SELECT doc, tf FROM postings WHERE term=?", (word,)).fetchall()
             if not rows:
                 continue
             idf = math.log(1 + (count - len(rows) + 0.5) / (len(rows) + 0.5))
-            for doc, tf, length in rows:
+            for doc, tf in rows:
+                length = lengths.get(doc, average)
                 scores[doc] += weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
     if not scores:
         return []

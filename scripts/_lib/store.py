@@ -8,13 +8,16 @@ index.json and graph.json.
 from __future__ import annotations
 
 import contextlib
-import difflib
-import datetime as _dt
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
 
-from . import clock, errors, frontmatter, fsutil, links, memory, search
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as _dt
+    from typing import Any, Iterable, Iterator
+
+    from . import search
+
+from . import clock, errors, frontmatter, fsutil, links, memory
 from .index import Catalog, Entry, Problem
 from .scopes import Scope, Workspace, prepare_for_write
 
@@ -73,6 +76,8 @@ def _not_found(workspace: Workspace, slug: str, scopes: list[Scope]) -> errors.N
         with catalog_for(workspace, candidate, refresh=False) as catalog:
             if catalog:
                 known |= catalog.slugs()
+    import difflib  # only on the error path
+
     close = difflib.get_close_matches(slug, sorted(known), n=3, cutoff=0.5)
     if not close:
         close = [known_slug for known_slug in sorted(known) if slug in known_slug][:3]
@@ -94,19 +99,16 @@ def _read(path: Path, scope: Scope, slug: str) -> memory.Memory:
 
 # -- write ----------------------------------------------------------------------------------
 
-@dataclass
 class NewMemory:
     """The inputs of `memory write`, before validation."""
 
-    title: str
-    type: str | None = None
-    tags: list[str] | None = None
-    content: str = ""
-    slug: str | None = None
-    links: list[str] = field(default_factory=list)
-    created: str | None = None
-    updated: str | None = None
-    fields: dict[str, Any] = field(default_factory=dict)  # extra frontmatter (status, supersedes, paths, ...)
+    def __init__(self, title: str, type: str | None = None, tags: list[str] | str | None = None, content: str = "",
+                 slug: str | None = None, links: list[str] | None = None, created: str | None = None,
+                 updated: str | None = None, fields: dict[str, Any] | None = None) -> None:
+        self.title, self.type, self.tags, self.content, self.slug = title, type, tags, content, slug
+        self.links = links or []
+        self.created, self.updated = created, updated
+        self.fields = fields or {}  # extra frontmatter (status, supersedes, paths, ...)
 
 
 def from_document(text: str) -> tuple[dict[str, Any], str, str | None]:
@@ -146,14 +148,14 @@ def validate_new(new: NewMemory) -> NewMemory:
     return NewMemory(title, memory_type, tags, content, slug, link_targets, created, updated, fields)
 
 
-def render_new(new: NewMemory, slug: str) -> str:
-    """The file text of a new memory in the data model's format."""
+def render_new(new: NewMemory) -> tuple[str, dict[str, Any]]:
+    """The file text of a new memory in the data model's format, and its frontmatter fields."""
     fields: dict[str, Any] = {"type": new.type, "tags": new.tags, "created": new.created, "updated": new.updated}
     if new.links:
         fields["links"] = new.links
     fields.update(new.fields)
     head = frontmatter.render(fields, quoted=memory.TIMESTAMP_FIELDS)
-    return f"---\n{head}---\n\n# {new.title}\n\n{new.content}"
+    return f"---\n{head}---\n\n# {new.title}\n\n{new.content}", fields
 
 
 def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> memory.Memory:
@@ -180,8 +182,9 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
             if slug in new.links:
                 raise errors.InvalidInput("a memory cannot link to itself", "remove its own slug from --links")
             path = target_scope.root / f"{slug}.md"
-            fsutil.write_atomically(path, render_new(new, slug))
-            created = memory.read_file(path, target_scope.name)
+            text, fields = render_new(new)
+            fsutil.write_atomically(path, text)
+            created = memory.parse(text, path, target_scope.name, fields=fields)
             catalog.record(created)
             for target in new.links:
                 links.add_back_link(catalog, target, slug, graph_label=links.DEFAULT_LABEL)
@@ -206,18 +209,16 @@ def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Me
 
 # -- update ---------------------------------------------------------------------------------
 
-@dataclass
 class Changes:
     """The inputs of `memory update`."""
 
-    title: str | None = None
-    content: str | None = None
-    append: str | None = None
-    tags: list[str] | None = None
-    add_tags: list[str] | None = None
-    remove_tags: list[str] | None = None
-    type: str | None = None
-    fields: dict[str, Any] = field(default_factory=dict)  # extra frontmatter to set (None removes)
+    def __init__(self, title: str | None = None, content: str | None = None, append: str | None = None,
+                 tags: list[str] | str | None = None, add_tags: list[str] | str | None = None,
+                 remove_tags: list[str] | str | None = None, type: str | None = None,
+                 fields: dict[str, Any] | None = None) -> None:
+        self.title, self.content, self.append, self.type = title, content, append, type
+        self.tags, self.add_tags, self.remove_tags = tags, add_tags, remove_tags
+        self.fields = fields or {}  # extra frontmatter to set (None removes a field)
 
     def empty(self) -> bool:
         return all(value is None for value in (self.title, self.content, self.append, self.tags, self.add_tags,
@@ -232,7 +233,7 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
     if changes.content is not None and changes.append is not None:
         raise errors.InvalidInput("--content and --append cannot be combined", "use one of them")
     found_scope, _ = locate(workspace, slug, scope)
-    with catalog_for(workspace, found_scope) as catalog:
+    with catalog_for(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked():
             entry = catalog.get(slug)
@@ -241,9 +242,9 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
             current = _read(entry.path, found_scope, slug)
             updated = _apply_changes(current, changes)
             links.drop_embedding(catalog, slug)
-            _write_existing(catalog, current, *updated)
+            rewritten = _write_existing(catalog, current, *updated)
             catalog.export()
-            return memory.read_file(current.path, found_scope.name)
+            return rewritten
 
 
 def _apply_changes(current: memory.Memory, changes: Changes) -> tuple[dict[str, Any], str]:
@@ -298,7 +299,7 @@ def _body_with(body: str, title: str, content: str) -> str:
     return f"\n# {title}\n\n{content}"
 
 
-def _write_existing(catalog: Catalog, current: memory.Memory, fields: dict[str, Any], body: str) -> None:
+def _write_existing(catalog: Catalog, current: memory.Memory, fields: dict[str, Any], body: str) -> memory.Memory:
     """Rewrite a memory file with changed fields and body, bumping `updated`."""
     now = clock.now_iso()
     if current.created and (clock.parse(current.created) or clock.now()) > clock.now():
@@ -310,25 +311,25 @@ def _write_existing(catalog: Catalog, current: memory.Memory, fields: dict[str, 
                                                  quoted=memory.TIMESTAMP_FIELDS)
     text = frontmatter.Document(document.prefix, new_frontmatter, body, document.newline).text()
     fsutil.write_atomically(current.path, text)
-    catalog.record(memory.read_file(current.path, catalog.scope.name))
+    rewritten = memory.read_file(current.path, catalog.scope.name)
+    catalog.record(rewritten)
+    return rewritten
 
 
 # -- delete ---------------------------------------------------------------------------------
 
-@dataclass
 class Deletion:
     """What `memory delete` removed."""
 
-    slug: str
-    scope: str
-    path: Path
-    unlinked: list[str]  # memories whose `links` no longer name the deleted one
+    def __init__(self, slug: str, scope: str, path: Path, unlinked: list[str]) -> None:
+        self.slug, self.scope, self.path = slug, scope, path
+        self.unlinked = unlinked  # memories whose `links` no longer name the deleted one
 
 
 def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletion:
     """Remove a memory, its index entry, every edge to or from it, and its embedding cache."""
     found_scope, _ = locate(workspace, slug, scope)
-    with catalog_for(workspace, found_scope) as catalog:
+    with catalog_for(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked():
             entry = catalog.get(slug)
@@ -345,15 +346,12 @@ def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletio
 
 # -- list and search ------------------------------------------------------------------------
 
-@dataclass
 class Filters:
     """Filters shared by list, search and semantic."""
 
-    types: list[str] | None = None
-    tag: str | None = None
-    scope: str | None = None
-    since: _dt.datetime | None = None
-    status: str | None = None
+    def __init__(self, types: list[str] | None = None, tag: str | None = None, scope: str | None = None,
+                 since: _dt.datetime | None = None, status: str | None = None) -> None:
+        self.types, self.tag, self.scope, self.since, self.status = types, tag, scope, since, status
 
     def accepts(self, entry: Entry) -> bool:
         if self.types and entry.type not in self.types:
@@ -379,20 +377,22 @@ def check_filters(filters: Filters) -> Filters:
     return filters
 
 
-def visible_entries(workspace: Workspace, filters: Filters) -> list[Entry]:
+def visible_entries(workspace: Workspace, filters: Filters, *, order: str = "slug", descending: bool = False,
+                    limit: int | None = None) -> list[Entry]:
     """Memories of every readable scope (or one), each tagged with its scope.
 
     A slug held by two scopes is listed once per scope; `read` resolves it to the
     most specific one (enterprise, local, project, global).
     """
     found: list[Entry] = []
+    since = clock.to_iso(filters.since) if filters.since else None
     for scope in workspace.readable_scopes(filters.scope):
         with catalog_for(workspace, scope) as catalog:
             if catalog is None:
                 continue
             _report_problems(workspace, catalog.problems())
-            found += [entry for entry in catalog.entries(types=filters.types, tag=filters.tag)
-                      if filters.accepts(entry)]
+            found += catalog.entries(types=filters.types, tag=filters.tag, status=filters.status, since=since,
+                                     order=order, descending=descending, limit=limit)
     return found
 
 
@@ -402,8 +402,9 @@ def list_memories(workspace: Workspace, filters: Filters, *, sort: str = "update
     check_filters(filters)
     if sort not in SORT_KEYS:
         raise errors.InvalidInput(f"unknown sort key {sort!r}", "use one of: " + ", ".join(SORT_KEYS))
-    entries = visible_entries(workspace, filters)
     descending = sort in ("updated", "created")
+    order = "slug" if sort == "scope" else sort
+    entries = visible_entries(workspace, filters, order=order, descending=descending, limit=limit)
     entries.sort(key=lambda entry: (getattr(entry, sort).lower() if sort == "title" else getattr(entry, sort),
                                     entry.slug, entry.scope), reverse=descending)
     return entries[:limit] if limit is not None else entries
@@ -411,6 +412,7 @@ def list_memories(workspace: Workspace, filters: Filters, *, sort: str = "update
 
 def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit: int = 10) -> list[search.Hit]:
     """Keyword search (BM25) over title, tags and body of every readable scope."""
+    from . import search
     check_filters(filters)
     if not query.strip():
         raise errors.InvalidInput("empty search query", 'give some words to look for, e.g. memory search "oauth token"')
@@ -431,18 +433,19 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
                     break
     ranked = sorted(hits, key=lambda hit: -hit.score)[:limit]
     for hit in ranked:
-        with contextlib.suppress(errors.Error):
-            hit.snippet = search.snippet(memory.read_file(hit.entry.path, hit.entry.scope).content, query)
+        with contextlib.suppress(OSError, UnicodeDecodeError, errors.Error):
+            body = frontmatter.split(hit.entry.path.read_text(encoding="utf-8")).body
+            hit.snippet = search.snippet(memory.content_of(body), query)
     return ranked
 
 
 # -- reindex --------------------------------------------------------------------------------
 
-@dataclass
 class Reindexed:
-    scope: str
-    memories: int
-    problems: list[Problem]
+    """What `memory reindex` found in one scope."""
+
+    def __init__(self, scope: str, memories: int, problems: list[Problem]) -> None:
+        self.scope, self.memories, self.problems = scope, memories, problems
 
 
 def reindex(workspace: Workspace, scope: str | None = None) -> list[Reindexed]:
