@@ -97,6 +97,13 @@ class Env:
             assert "Traceback" not in result.err, result.err
         return result
 
+    def write_broken(self, path: Path, content: str | bytes) -> Path:
+        """Write a file that is broken on purpose (exempt from the teardown schema check)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        self.unchecked.add(path)
+        return path
+
     def index(self, scope_dir: Path) -> dict[str, Any]:
         return json.loads((scope_dir / "index.json").read_text())
 
@@ -137,4 +144,20 @@ def check_written_files(*roots: Path, unchecked: set[Path] = frozenset()) -> lis
                 problems.append(f"{path}: not valid JSON: {exc}")
                 continue
             problems += [f"{path}: {error}" for error in schema_errors(data, name)]
+        problems += _frontmatter_problems(root, unchecked)
+    return problems
+
+
+def _frontmatter_problems(root: Path, unchecked: set[Path]) -> list[str]:
+    """Frontmatter of every memory file under `root` (flat and nodes/) against its schema."""
+    from _lib import frontmatter
+
+    problems = []
+    candidates = list(root.glob("*.md")) + list(root.glob("nodes/**/*.md")) + list(root.glob("local/*.md"))
+    for path in candidates:
+        if path in unchecked or path.name in ("index.md", "README.md"):
+            continue
+        document = frontmatter.split(path.read_text(encoding="utf-8"))
+        data = frontmatter.parse(document.frontmatter or "")
+        problems += [f"{path}: {error}" for error in schema_errors(data, "frontmatter")]
     return problems

@@ -281,9 +281,9 @@ def test_usage_errors_exit_2(env: Env) -> None:
 
 def test_broken_files_reported_by_name_others_still_listed(env: Env) -> None:
     env.ok("write", "Good one", "--tags", "ok", "--content", "searchable words")
-    (env.project_dir / "broken-yaml.md").write_text("---\ntype: [unclosed\n---\n\n# X\n")
-    (env.project_dir / "latin1.md").write_bytes(b"---\ntype: learning\ntags: [a]\n---\n\n# caf\xe9\n")
-    (env.project_dir / "no-frontmatter.md").write_text("# Just a note\n")
+    env.write_broken(env.project_dir / "broken-yaml.md", "---\ntype: [unclosed\n---\n\n# X\n")
+    env.write_broken(env.project_dir / "latin1.md", b"---\ntype: learning\ntags: [a]\n---\n\n# caf\xe9\n")
+    env.write_broken(env.project_dir / "no-frontmatter.md", "# Just a note\n")
     listing = env.ok("list")
     assert "learning-good-one" in listing.out
     for name in ("broken-yaml.md", "latin1.md", "no-frontmatter.md"):

@@ -144,7 +144,7 @@ def test_duplicate_slugs_and_unknown_types_are_reported(env: Env) -> None:
     (env.project_dir / "nodes" / "x").mkdir(parents=True)
     (env.project_dir / "nodes" / "x" / "other.md").write_text(
         memory_text("A twin").replace("type: learning", "id: learning-a\ntype: learning"))
-    (env.project_dir / "weird.md").write_text(memory_text("W").replace("type: learning", "type: opinion"))
+    env.write_broken(env.project_dir / "weird.md", memory_text("W").replace("type: learning", "type: opinion"))
     result = env.ok("list")
     assert "duplicate slug" in result.err and "unknown type" in result.err
     assert result.out.count("learning-a ") == 1
@@ -152,7 +152,7 @@ def test_duplicate_slugs_and_unknown_types_are_reported(env: Env) -> None:
 
 def test_reindex_reports_and_rebuilds(env: Env) -> None:
     env.ok("write", "Alpha", "--tags", "a")
-    (env.project_dir / "bad.md").write_text("---\n: :\n---\n")
+    env.write_broken(env.project_dir / "bad.md", "---\n: :\n---\n")
     data = env.ok("reindex", "--scope", "project", "--json").json()
     assert data["scopes"][0]["memories"] == 1
     assert data["scopes"][0]["problems"][0]["path"].endswith("bad.md")

@@ -1,0 +1,89 @@
+"""Shared by the hook scripts: read Claude Code's JSON on stdin, run, and never block Claude.
+
+A hook script does:
+
+    from _hook import run_hook
+    def handle(payload: dict) -> dict | None: ...   # the JSON to print, or None for no output
+    run_hook(handle)
+
+Every internal error is logged under the plugin data directory and the hook exits 0
+with no output (fail open). Malformed or empty stdin is a no-op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+HOOKS_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HOOKS_DIR), "scripts"))
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+LOG_LIMIT = 256 * 1024  # bytes; the log is truncated to its newest half beyond this
+
+
+def data_dir() -> str:
+    """Where the plugin keeps state and logs: $CLAUDE_PLUGIN_DATA, else inside the global memory cache."""
+    explicit = os.environ.get("CLAUDE_PLUGIN_DATA")
+    if explicit:
+        return explicit
+    config_dir = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return os.path.join(config_dir, "memory", ".cache", "plugin-data")
+
+
+def log(message: str) -> None:
+    """Append one line to hooks.log in the data directory (best effort)."""
+    try:
+        directory = data_dir()
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, "hooks.log")
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {os.path.basename(sys.argv[0])}: {message}\n"
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            size = handle.tell()
+        if size > LOG_LIMIT:
+            with open(path, "rb") as handle:
+                handle.seek(size - LOG_LIMIT // 2)
+                tail = handle.read()
+            with open(path, "wb") as handle:
+                handle.write(tail[tail.find(b"\n") + 1:])
+    except OSError:
+        pass
+
+
+def read_payload() -> dict[str, Any] | None:
+    """The hook's JSON input; None when stdin is empty, not JSON or not an object."""
+    try:
+        raw = sys.stdin.buffer.read(8 * 1024 * 1024)
+        payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
+    except (OSError, ValueError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def run_hook(handle: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
+    """Run `handle` on the payload, print its JSON answer, exit 0 whatever happens."""
+    try:
+        payload = read_payload()
+        if payload is not None:
+            answer = handle(payload)
+            if answer:
+                sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - fail open: a hook must never break the session
+        if not isinstance(exc, (SystemExit, KeyboardInterrupt)):
+            import traceback
+
+            log(f"{type(exc).__name__}: {exc} | " + " / ".join(
+                line.strip() for line in traceback.format_exc().splitlines()[-6:]))
+    os._exit(0)  # skip interpreter teardown: hooks sit on every tool call
+
+
+def context(event: str, text: str) -> dict[str, Any]:
+    """The JSON that adds `text` to the model's context for `event`."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
