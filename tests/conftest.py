@@ -14,8 +14,16 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "mermaid"))
 
 from helpers import Env, check_written_files  # noqa: E402
+from mermaid_check import MermaidChecker, session_checker  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def mermaid_checker() -> Any:
+    """The real Mermaid toolchain (Chromium); skips when not installed unless MEMORY_REQUIRE_MERMAID=1."""
+    yield from session_checker()
 
 
 @pytest.fixture

@@ -157,3 +157,43 @@ def test_reindex_reports_and_rebuilds(env: Env) -> None:
     assert data["scopes"][0]["memories"] == 1
     assert data["scopes"][0]["problems"][0]["path"].endswith("bad.md")
     assert json.loads((env.project_dir / "index.json").read_text())["version"] == "1.0.0"
+
+
+def test_splice_lines_matches_a_full_rewrite() -> None:
+    """index.json/graph.json are patched line by line; the result must equal the intended JSON."""
+    import random
+
+    from _lib.index import splice_lines
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        data = {f"k{rng.randint(0, 30)}": {"v": rng.randint(0, 9), "text": "é, \",\\n\""}
+                for _ in range(rng.randint(1, 8))}
+        text = ("HEAD\n" + ",\n".join(json.dumps(k) + ": " + json.dumps(v, ensure_ascii=False)
+                                      for k, v in data.items()) + "\n}}\n").encode()
+        changes = {}
+        for _ in range(rng.randint(1, 6)):
+            key = f"k{rng.randint(0, 30)}"
+            if rng.random() < 0.4:
+                changes[key] = None
+                data.pop(key, None)
+            else:
+                data[key] = {"v": rng.randint(0, 9)}
+                changes[key] = json.dumps(key) + ": " + json.dumps(data[key])
+        out = splice_lines(text, b"HEAD", b"}}", changes)
+        if out is None:
+            assert not data
+            continue
+        assert out.startswith(b"HEAD\n") and out.endswith(b"\n}}\n")
+        assert json.loads("{" + out.decode()[5:-3] + "}") == data
+
+
+def test_disk_fingerprint_updates_in_place() -> None:
+    from _lib.index import DiskState
+
+    state = DiskState({"a.md": "1:2:3", "b.md": "4:5:6"})
+    state.note("a.md", "1:2:9")
+    state.note("c.md", "7:8:9")
+    state.note("b.md", None)
+    assert state.digest() == DiskState({"a.md": "1:2:9", "c.md": "7:8:9"}).digest()
+    assert state.digest() != DiskState({"a.md": "1:2:3", "c.md": "7:8:9"}).digest()

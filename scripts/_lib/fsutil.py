@@ -17,11 +17,12 @@ from . import errors
 TEMP_SUFFIX = ".tmp"
 
 
-def write_atomically(path: Path, data: bytes | str, *, durable: bool = True) -> None:
+def write_atomically(path: Path, data: bytes | str, *, durable: bool = True, sync_dir: bool = True) -> None:
     """Replace `path` with `data` so readers see the old or the new file, never a mix.
 
     Writes a temp file beside `path`, fsyncs it, renames it over `path` and fsyncs
-    the directory. A symlink at `path` is replaced, never followed.
+    the directory. A symlink at `path` is replaced, never followed. `sync_dir=False`
+    leaves the directory fsync to the caller, who may batch several renames.
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -52,7 +53,7 @@ def write_atomically(path: Path, data: bytes | str, *, durable: bool = True) -> 
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    if durable:
+    if durable and sync_dir:
         sync_directory(path.parent)
 
 

@@ -92,10 +92,9 @@ def timestamps(conn: sqlite3.Connection, slug: str) -> dict[tuple[str, str, str]
 
 
 def replace_declarations(conn: sqlite3.Connection, slug: str, declared: Iterable[tuple[str, str, str]],
-                         default_ts: str, previous: dict[tuple[str, str, str], str] | None = None) -> set[str]:
+                         default_ts: str) -> set[str]:
     """Store what `slug`'s file declares, keeping the timestamps of links that stay; returns touched slugs."""
     old = timestamps(conn, slug)
-    old.update(previous or {})
     imported = {(dst, label): ts for dst, label, ts in conn.execute(
         "SELECT dst, label, ts FROM declared WHERE src=? AND origin=?", (slug, ORIGIN_IMPORTED))}
     conn.execute("DELETE FROM declared WHERE src=? AND origin IN (?, ?)", (slug, ORIGIN_LINKS, ORIGIN_REFS))

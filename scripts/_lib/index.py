@@ -342,8 +342,8 @@ class Catalog:
     def _record(self, item: memory.Memory, relpath: str, stamp: str) -> set[str]:
         conn = self.conn
         previous = conn.execute("SELECT slug FROM docs WHERE relpath=?", (relpath,)).fetchone()
-        link_times = graph.timestamps(conn, previous[0]) if previous else {}
-        touched = self._forget_path(relpath)
+        same_node = previous is not None and previous[0] == item.slug
+        touched = self._forget_path(relpath, keep_node=same_node)
         holder = conn.execute("SELECT relpath FROM docs WHERE slug=?", (item.slug,)).fetchone()
         if holder is not None:
             conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
@@ -372,11 +372,14 @@ class Catalog:
         conn.executemany("INSERT INTO postings VALUES (?, ?, ?)", [(term, doc, tf) for term, tf in counts.items()])
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
         self._index_changes[item.slug] = line
-        touched |= graph.replace_declarations(conn, item.slug, graph.declarations(item), updated, link_times)
-        touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
+        touched |= graph.replace_declarations(conn, item.slug, graph.declarations(item), updated)
+        if not same_node:  # a memory that appears changes the edges of those already pointing at it
+            touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
         return touched
 
-    def _forget_path(self, relpath: str) -> set[str]:
+    def _forget_path(self, relpath: str, *, keep_node: bool = False) -> set[str]:
+        """Drop a file's catalog rows. With `keep_node` (the file is re-recorded under the same
+        slug) its link declarations stay for `replace_declarations` to update in place."""
         conn = self.conn
         conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
         row = conn.execute("SELECT id, slug, terms, tags FROM docs WHERE relpath=?", (relpath,)).fetchone()
@@ -387,7 +390,7 @@ class Catalog:
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
         conn.execute("DELETE FROM docs WHERE id=?", (doc,))
         self._index_changes[slug] = None
-        return graph.forget(conn, slug)
+        return {slug} if keep_node else graph.forget(conn, slug)
 
     def set_has_embedding(self, slugs: Iterable[str], value: bool) -> None:
         """Record that embedding cache files were written or removed (holding the lock)."""
@@ -404,9 +407,13 @@ class Catalog:
 
     def export(self) -> None:
         """Bring index.json and graph.json up to date: splice changed lines, or rewrite them whole
-        when they are missing or were written by someone else."""
+        when they are missing or were written by someone else. Ends every mutation: it also
+        makes the renames of the memory files written under the lock durable."""
         if not self.scope.root_writable or not self.scope.root.is_dir():
             return
+        if self._disk is not None and self._disk.dirty:
+            for directory in {os.path.dirname(relpath) for relpath in self._disk.touched}:
+                fsutil.sync_directory(self.scope.root / directory)
         head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
         self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
         self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
@@ -526,31 +533,35 @@ def _discard_database(path: Path) -> None:
 class DiskState:
     """The stamps of a scope's memory files, with a fingerprint that is cheap to keep current.
 
-    The fingerprint is the count of files and the sum of a 64-bit hash of each "relpath stamp"
-    line, so an operation that writes a file adjusts it in O(1) instead of re-hashing 10,000.
+    The fingerprint is the count of files and the sums of two checksums (CRC-32, Adler-32) of
+    each "relpath stamp" line, so an operation that writes a file adjusts it in O(1) instead
+    of re-hashing 10,000 lines.
     """
 
     def __init__(self, disk: dict[str, str]) -> None:
         self.stamps = disk
-        self.total = sum(map(_line_hash, [path + " " + stamp for path, stamp in disk.items()]))
+        lines = [f"{path} {stamp}".encode("utf-8", "surrogateescape") for path, stamp in disk.items()]
+        self.crc_total = sum(map(zlib.crc32, lines))  # map over C functions: no Python call per file
+        self.adler_total = sum(map(zlib.adler32, lines))
         self.dirty = False
+        self.touched: set[str] = set()  # relpaths written or removed since the scan
 
     def digest(self) -> str:
-        return f"{len(self.stamps)}:{self.total & 0xFFFFFFFFFFFFFFFF:016x}"
+        return f"{len(self.stamps)}:{self.crc_total:x}:{self.adler_total:x}"
 
     def note(self, relpath: str, stamp: str | None) -> None:
         old = self.stamps.pop(relpath, None)
         if old is not None:
-            self.total -= _line_hash(relpath + " " + old)
+            line = f"{relpath} {old}".encode("utf-8", "surrogateescape")
+            self.crc_total -= zlib.crc32(line)
+            self.adler_total -= zlib.adler32(line)
         if stamp is not None:
             self.stamps[relpath] = stamp
-            self.total += _line_hash(relpath + " " + stamp)
+            line = f"{relpath} {stamp}".encode("utf-8", "surrogateescape")
+            self.crc_total += zlib.crc32(line)
+            self.adler_total += zlib.adler32(line)
         self.dirty = True
-
-
-def _line_hash(line: str) -> int:
-    data = line.encode("utf-8", "surrogateescape")
-    return zlib.crc32(data) | (zlib.crc32(data, 0x5BD1E995) << 32)
+        self.touched.add(relpath)
 
 
 def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, str | None]) -> bytes | None:
@@ -597,4 +608,8 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
     entries += appended
     if not entries:
         return None
-    return b"".join([head, b"\n", b",\n".join(entries), tail])
+    parts: list[bytes | memoryview] = [head, b"\n"]
+    for entry in entries:
+        parts += (entry, b",\n")
+    parts[-1] = tail
+    return b"".join(parts)  # one copy of the whole file

@@ -84,7 +84,7 @@ def _rewrite_links(catalog: Catalog, slug: str, target: str, labels: list[str]) 
                                 frontmatter.replace_fields(document.frontmatter, changes, newline=document.newline,
                                                            quoted=memory.TIMESTAMP_FIELDS),
                                 document.body, document.newline).text()
-    fsutil.write_atomically(item.path, text)
+    fsutil.write_atomically(item.path, text, sync_dir=False)  # Catalog.export() syncs the directory
     rewritten = memory.read_file(item.path, catalog.scope.name)
     catalog.record(rewritten)
     return rewritten

@@ -183,7 +183,7 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
                 raise errors.InvalidInput("a memory cannot link to itself", "remove its own slug from --links")
             path = target_scope.root / f"{slug}.md"
             text, fields = render_new(new)
-            fsutil.write_atomically(path, text)
+            fsutil.write_atomically(path, text, sync_dir=False)  # Catalog.export() syncs the directory
             created = memory.parse(text, path, target_scope.name, fields=fields)
             catalog.record(created)
             for target in new.links:
@@ -310,7 +310,7 @@ def _write_existing(catalog: Catalog, current: memory.Memory, fields: dict[str, 
     new_frontmatter = frontmatter.replace_fields(document.frontmatter, fields, newline=document.newline,
                                                  quoted=memory.TIMESTAMP_FIELDS)
     text = frontmatter.Document(document.prefix, new_frontmatter, body, document.newline).text()
-    fsutil.write_atomically(current.path, text)
+    fsutil.write_atomically(current.path, text, sync_dir=False)  # Catalog.export() syncs the directory
     rewritten = memory.read_file(current.path, catalog.scope.name)
     catalog.record(rewritten)
     return rewritten
@@ -337,7 +337,6 @@ def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletio
                 raise _not_found(workspace, slug, [found_scope])
             unlinked = links.remove_all_links_to(catalog, slug)
             fsutil.remove_file(entry.path)
-            fsutil.sync_directory(entry.path.parent)
             catalog.forget(slug)
             links.drop_embedding(catalog, slug)
             catalog.export()
