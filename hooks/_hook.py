@@ -84,6 +84,27 @@ def run_hook(handle: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
     os._exit(0)  # skip interpreter teardown: hooks sit on every tool call
 
 
+def workspace_for(payload: dict[str, Any]) -> tuple[Any, str]:
+    """(Workspace, cwd) for the session's working directory; an invalid config falls back to defaults."""
+    from _lib import errors
+    from _lib.scopes import Workspace
+
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else os.getcwd()
+    try:
+        return Workspace(cwd), cwd
+    except errors.Error as exc:
+        log(f"config problem, using defaults: {exc.message}")
+        return Workspace(cwd, load_config=False), cwd
+
+
+def session_of(payload: dict[str, Any]) -> Any:
+    """The Session for the payload's session_id, or None when it has none (or an unsafe one)."""
+    from _lib import session
+
+    session_id = session.safe_id(payload.get("session_id"))
+    return session.Session(session_id) if session_id else None
+
+
 def context(event: str, text: str) -> dict[str, Any]:
     """The JSON that adds `text` to the model's context for `event`."""
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}

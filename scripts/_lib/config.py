@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
         "capture_todos": True,
         "capture_subagent_results": True,
         "capture_sessions": True,
+        "scope": "local",
         "exclude": [".env", ".env.*", "*.pem", "*.key", "*secret*", "*credential*", "id_rsa*", "*.p12"],
     },
     "injection": {

@@ -36,6 +36,7 @@ INDEX_NAME = "index.json"
 GRAPH_NAME = "graph.json"
 INDEX_VERSION = "1.0.0"
 DISK_KEY = "disk"  # meta: fingerprint of the file stamps the catalog reflects
+ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held the lock
 NODES_DIR = "nodes"  # memory-graph layout: nodes/<kind>/<id>.md
 NOT_MEMORIES = frozenset({"index.md", "readme.md"})  # generated entry point and docs, not memories
 EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id")
@@ -223,6 +224,7 @@ class Catalog:
                 if self._disk is not None and self._disk.dirty:
                     self._set_meta(DISK_KEY, self._disk.digest())
                 self._disk = None
+                self._set_meta(ROOT_KEY, file_stamp(self.scope.root) or "")
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -239,12 +241,22 @@ class Catalog:
 
     def refresh(self) -> None:
         """Make the catalog and exported files match the memory files (cheap when they do)."""
+        root_stamp = file_stamp(self.scope.root) or ""
         disk = scan(self.scope.root)
         if self._lock_depth:
             self._sync(disk)
         elif not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current()):
             with self.locked():
                 pass  # locked() syncs
+        elif self._meta(ROOT_KEY) != root_stamp:
+            self._set_meta(ROOT_KEY, root_stamp)  # e.g. a non-memory file came or went
+
+    def refresh_if_moved(self) -> None:
+        """A cheaper check for hooks: sync only when the scope directory itself changed since
+        the last command (files added, removed or replaced by rename). Edits made in place
+        wait for the next `memory` command, which always checks every file."""
+        if file_stamp(self.scope.root) != self._meta(ROOT_KEY):
+            self.refresh()
 
     def rebuild(self) -> None:
         """Forget everything derived and re-read every file (labels in graph.json are kept)."""

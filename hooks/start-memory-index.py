@@ -1,0 +1,40 @@
+"""SessionStart (startup, resume, clear, compact): a compact summary of what memory holds."""
+
+from __future__ import annotations
+
+import os
+
+from _hook import context, log, run_hook, session_of, workspace_for
+
+from _lib import clock, context as memory_context, session as session_mod
+
+
+def handle(payload: dict) -> dict | None:
+    _export_interpreter()
+    workspace, _ = workspace_for(payload)
+    state = {}
+    session = session_of(payload)
+    if session:
+        state = session.update(lambda current: current.setdefault("started", clock.now_iso()) and current)
+    extra = ""
+    if payload.get("source") == "compact" and state.get("compact_notes"):
+        extra = "## Before compaction this session\n" + state["compact_notes"]
+    summary = memory_context.session_start(workspace, open_tasks=memory_context.open_tasks(workspace), extra=extra)
+    if payload.get("source") == "startup":
+        session_mod.prune_stale()
+    return context("SessionStart", summary) if summary else None
+
+
+def _export_interpreter() -> None:
+    """Let `memory` in the Bash tool use the interpreter the bootstrap hook prepared."""
+    env_file = os.environ.get("CLAUDE_ENV_FILE")
+    python = os.path.join(session_mod.data_dir(), "python")
+    if env_file and os.path.exists(python):
+        try:
+            with open(env_file, "a", encoding="utf-8") as handle:
+                handle.write(f"export CLAUDE_MEMORY_PYTHON='{python}'\n")
+        except OSError as exc:
+            log(f"cannot write CLAUDE_ENV_FILE: {exc}")
+
+
+run_hook(handle)

@@ -1,0 +1,257 @@
+"""What memory tells Claude on its own: the session-start summary and per-prompt context.
+
+Both are bounded by token budgets from config (`injection.*`), counted with
+`text.estimate_tokens` (one token per 3.5 characters, rounded up: conservative for
+English and code) and never exceeded. Archived and superseded memories are never
+injected. Every item shows its age, so stale knowledge is visible.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from . import clock, search, text
+from .index import Catalog, Entry
+from .scopes import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable
+
+PRIORITY_TYPES = ("decision", "gotcha", "hub", "learning", "artifact", "breadcrumb", "discovery", "file-summary",
+                  "error", "task", "session")
+MIN_COVERAGE = 0.3     # share of the prompt's informative weight a memory must match to be injected
+MIN_TERMS = 2          # ... and at least this many distinct prompt words (or a path/tag hit)
+INDEX_MD_MARKERS = ("<!-- memory:manual:start -->", "<!-- memory:manual:end -->")
+
+
+def age(timestamp: str, now: Any = None) -> str:
+    """`today`, `yesterday`, `5 days ago`, `3 months ago`..."""
+    moment = clock.parse(timestamp)
+    if moment is None:
+        return "age unknown"
+    days = ((now or clock.now()) - moment).days
+    if days <= 0:
+        return "today"
+    if days == 1:
+        return "yesterday"
+    if days < 60:
+        return f"{days} days ago"
+    if days < 730:
+        return f"{days // 30} months ago"
+    return f"{days // 365} years ago"
+
+
+class Budget:
+    """Collects lines until the token budget would be exceeded."""
+
+    def __init__(self, tokens: int) -> None:
+        self.tokens = max(tokens, 0)
+        self.lines: list[str] = []
+        self.used = 0
+
+    def add(self, line: str) -> bool:
+        cost = text.estimate_tokens(line + "\n")
+        if self.used + cost > self.tokens:
+            return False
+        self.lines.append(line)
+        self.used += cost
+        return True
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _catalogs(workspace: Workspace) -> Iterable[Catalog]:
+    from .store import catalog_for
+
+    for scope in workspace.readable_scopes():
+        with catalog_for(workspace, scope, refresh=False) as catalog:
+            if catalog is not None:
+                catalog.refresh_if_moved()
+                yield catalog
+
+
+def _active(entries: Iterable[Entry]) -> list[Entry]:
+    return [entry for entry in entries if entry.status == "active"]
+
+
+# -- session start ----------------------------------------------------------------------------
+
+def manual_section(index_md: str) -> str:
+    """The hand-written part of index.md, between the manual markers."""
+    start, end = INDEX_MD_MARKERS
+    if start in index_md and end in index_md.split(start, 1)[1]:
+        return index_md.split(start, 1)[1].split(end, 1)[0].strip()
+    return ""
+
+
+def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, extra: str = "") -> str:
+    """A compact summary of what memory holds, within `injection.session_start_max_tokens`."""
+    budget = Budget(int(workspace.config.get("injection.session_start_max_tokens", 500)))
+    counts: list[str] = []
+    decisions: list[Entry] = []
+    hubs: list[tuple[Entry, int]] = []
+    recent: list[Entry] = []
+    sessions: list[Entry] = []
+    manual = ""
+    for catalog in _catalogs(workspace):
+        rows = catalog.conn.execute("SELECT type, COUNT(*) FROM docs GROUP BY type ORDER BY COUNT(*) DESC").fetchall()
+        if not rows:
+            continue
+        total = sum(count for _, count in rows)
+        counts.append(f"{catalog.scope.name} {total} (" + ", ".join(f"{count} {kind}" for kind, count in rows) + ")")
+        decisions += _active(catalog.entries(types=["decision"], order="updated", descending=True, limit=5))
+        for hub in _active(catalog.entries(types=["hub"], order="updated", descending=True, limit=5)):
+            hubs.append((hub, sum(1 for _ in catalog.edges(hub.slug))))
+        recent += _active(catalog.entries(order="updated", descending=True, limit=8))
+        sessions += catalog.entries(types=["session"], order="updated", descending=True, limit=1)
+        if not manual and catalog.scope.name == "project":
+            try:
+                manual = manual_section((catalog.scope.root / "index.md").read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                manual = ""
+    if not counts and not open_tasks and not extra:
+        return ""
+    budget.add("# Memory (persistent notes from earlier sessions; `memory search <words>`, `memory read <slug>`)")
+    if counts:
+        budget.add("Memories: " + "; ".join(counts) + ".")
+    if extra:
+        for line in extra.splitlines():
+            budget.add(line)
+    if manual:
+        budget.add("## Project context")
+        for line in manual.splitlines()[:12]:
+            budget.add(line)
+    sections = [
+        ("Key decisions", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})"
+                           for entry in sorted(decisions, key=lambda item: item.updated, reverse=True)[:5]]),
+        ("Hubs", [f"- {entry.title} [{entry.slug}], {count} linked" for entry, count in hubs[:4]]),
+        ("Open tasks", [f"- {item}" for item in (open_tasks or [])[:6]]),
+        ("Recent", [f"- [{entry.type}] {entry.title} [{entry.slug}] ({age(entry.updated)})"
+                    for entry in sorted(recent, key=lambda item: item.updated, reverse=True)[:6]
+                    if entry.type != "session"]),
+        ("Last session", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})" for entry in sessions[:1]]),
+    ]
+    for heading, lines in sections:
+        if lines and budget.add(f"## {heading}"):
+            for line in lines:
+                if not budget.add(line):
+                    break
+    return budget.text()
+
+
+def open_tasks(workspace: Workspace, limit: int = 6) -> list[str]:
+    """Unfinished leaf tasks of the project's work breakdown, in-progress first."""
+    import json
+
+    try:
+        with open(workspace.project_root / "task-index.json", encoding="utf-8") as handle:
+            entries = json.load(handle).get("tasks", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    items = [entry for entry in entries if isinstance(entry, dict) and entry.get("status") != "done"
+             and not entry.get("children")]
+    items.sort(key=lambda entry: (entry.get("status") != "in-progress", str(entry.get("id"))))
+    return [f"{entry.get('id')} {entry.get('title') or ''} ({entry.get('status')})".replace("  ", " ")
+            for entry in items[:limit]]
+
+
+# -- per prompt ------------------------------------------------------------------------------
+
+_PATHISH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|md|json|ya?ml|toml|sql|sh|c|h|cpp|cs)\b")
+
+
+class Candidate:
+    __slots__ = ("entry", "score", "reason")
+
+    def __init__(self, entry: Entry, score: float, reason: str) -> None:
+        self.entry, self.score, self.reason = entry, score, reason
+
+
+def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candidate]:
+    """Memories relevant enough to a prompt to inject, best first (empty when nothing is)."""
+    terms = text.query_terms(prompt)
+    paths = {match.group(0).lower().lstrip("./") for match in _PATHISH.finditer(prompt)}
+    words = set(terms)
+    found: dict[tuple[str, str], Candidate] = {}
+    for catalog in _catalogs(workspace):
+        conn = catalog.conn
+        count = conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        if not count:
+            continue
+        # How informative each prompt word is here: words absent from memory carry no weight.
+        idf = {}
+        for term in terms:
+            df = conn.execute("SELECT COUNT(*) FROM postings WHERE term=?", (term,)).fetchone()[0]
+            if df:
+                idf[term] = math.log(1 + (count - df + 0.5) / (df + 0.5))
+        total = sum(idf.values())
+        ranked = search.rank(catalog, " ".join(idf)) if idf else []
+        for slug, score in ranked[: limit * 4]:
+            entry = catalog.get(slug)
+            if entry is None or entry.status != "active" or entry.type == "session":
+                continue
+            matched = _matched_terms(conn, slug, idf)
+            coverage = sum(idf[term] for term in matched) / total if total else 0.0
+            tag_hit = words & set(entry.tags)
+            if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (tag_hit and coverage >= MIN_COVERAGE / 2):
+                reason = "matches " + ", ".join(sorted(matched)[:4])
+                found.setdefault((entry.scope, slug), Candidate(entry, score * (0.5 + coverage), reason))
+        for path in paths:  # file summaries and memories declaring the file
+            for entry in catalog.entries(types=["file-summary"]):
+                source = str(entry.extra.get("path") or "").lower().lstrip("./")
+                if source and entry.status == "active" and (source.endswith(path) or path.endswith(source)):
+                    found[(entry.scope, entry.slug)] = Candidate(entry, 100.0, f"about {path}")
+    ordered = sorted(found.values(), key=lambda candidate: -candidate.score)
+    return ordered[:limit]
+
+
+def _matched_terms(conn: Any, slug: str, idf: dict[str, float]) -> set[str]:
+    row = conn.execute("SELECT terms FROM docs WHERE slug=?", (slug,)).fetchone()
+    present = set(row[0].split()) if row else set()
+    return {term for term in idf if term in present}
+
+
+def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """(text to inject, memories shown now as {scope:slug: content hash}) for one prompt.
+
+    `seen` holds what this session was already shown; a memory comes again only if it changed.
+    """
+    limit = int(workspace.config.get("injection.max_nodes_per_query", 5))
+    budget = Budget(int(workspace.config.get("injection.prompt_max_tokens", 1000)))
+    if limit <= 0:
+        return "", {}
+    shown: dict[str, str] = {}
+    candidates = [candidate for candidate in relevant(workspace, prompt, limit=limit * 2)
+                  if seen.get(f"{candidate.entry.scope}:{candidate.entry.slug}") != candidate.entry.content_hash]
+    if not candidates:
+        return "", {}
+    from .gotchas import summary
+
+    budget.add("Relevant memories (from earlier sessions; `memory read <slug>` for the full text):")
+    for candidate in candidates[:limit]:
+        entry = candidate.entry
+        head = f"- [{entry.type}] {entry.title} [{entry.slug}, {entry.scope}, updated {age(entry.updated)}]"
+        if not budget.add(head):
+            break
+        detail = summary(entry, width=400)
+        if detail:
+            budget.add(f"  {detail}")
+        shown[f"{entry.scope}:{entry.slug}"] = entry.content_hash
+    if not shown:
+        return "", {}
+    return budget.text(), shown
+
+
+# -- reminders ---------------------------------------------------------------------------------
+
+DECISION_PROMPT = re.compile(
+    r"\b(should (we|i)|which (approach|option|library|framework|database|one)|trade-?offs?|pros and cons|"
+    r"decide|decision|alternatives?|architect\w*|design (choice|decision)|compare .+ (vs|versus|or) |"
+    r"what('s| is) the best (way|approach))\b", re.IGNORECASE)
+
+
+def is_design_question(prompt: str) -> bool:
+    return bool(DECISION_PROMPT.search(prompt))

@@ -1,0 +1,287 @@
+"""Which gotchas matter for a file being read or a command being run.
+
+A gotcha is relevant to a file when its `paths:` globs match the file, or its tags name
+a directory on the file's path, the file itself, or its language; to a command when its
+tags name the programs or files the command uses, or its text matches error lines in
+the command's output. Matches are ranked by a relevance score; `memory gotchas` and the
+hooks share this module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from . import errors, frontmatter, memory, search
+from .index import Catalog, Entry
+from .scopes import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
+
+GENERIC_SEGMENTS = frozenset("src lib libs app apps source sources code pkg packages internal cmd main "
+                             "index mod init __init__".split())  # path words too common to mean anything
+LANGUAGES = {
+    "py": ("python",), "pyi": ("python",), "ts": ("typescript",), "tsx": ("typescript", "react"),
+    "js": ("javascript",), "jsx": ("javascript", "react"), "mjs": ("javascript",), "cjs": ("javascript",),
+    "go": ("go", "golang"), "rs": ("rust",), "rb": ("ruby",), "java": ("java",), "kt": ("kotlin",),
+    "swift": ("swift",), "c": ("c",), "h": ("c", "cpp"), "cc": ("cpp",), "cpp": ("cpp",), "hpp": ("cpp",),
+    "cs": ("csharp", "dotnet"), "php": ("php",), "sh": ("shell", "bash"), "bash": ("shell", "bash"),
+    "zsh": ("shell",), "sql": ("sql",), "tf": ("terraform",), "yml": ("yaml",), "yaml": ("yaml",),
+    "json": ("json",), "md": ("markdown",), "vue": ("vue",), "svelte": ("svelte",), "scala": ("scala",),
+    "ex": ("elixir",), "exs": ("elixir",), "dart": ("dart",), "lua": ("lua",), "r": ("r",),
+}
+SPECIAL_FILES = {"dockerfile": ("docker",), "makefile": ("make",), "package.json": ("npm", "node"),
+                 "pyproject.toml": ("python",), "cargo.toml": ("rust", "cargo"), "go.mod": ("go",)}
+ERROR_LINE = re.compile(r"(error|exception|traceback|failed|fatal|panic|denied|refused|not found|cannot|"
+                        r"undefined|segmentation)", re.IGNORECASE)
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+SCORE_GLOB, SCORE_DIRECTORY, SCORE_FILE, SCORE_WORD, SCORE_LANGUAGE, SCORE_TOOL = 5.0, 3.0, 3.0, 1.5, 1.0, 3.0
+ERROR_TEXT_WEIGHT = 2.0  # scale of a BM25 match between error output and a gotcha's text
+MIN_ERROR_SCORE = 3.0    # raw BM25 score below which error text is not a match
+
+
+class Match:
+    """A gotcha and why it applies."""
+
+    __slots__ = ("entry", "score", "reasons")
+
+    def __init__(self, entry: Entry, score: float, reasons: list[str]) -> None:
+        self.entry, self.score, self.reasons = entry, score, reasons
+
+    def as_json(self) -> dict[str, object]:
+        data = self.entry.as_json()
+        data.update(score=round(self.score, 2), reasons=self.reasons)
+        return data
+
+
+def _words(token: str) -> list[str]:
+    """`UserRepository.test-utils` -> user, repository, test, utils."""
+    return [word.lower() for word in _WORDS.findall(token)]
+
+
+def relative_path(path: str, project_dir: str) -> str:
+    absolute = os.path.abspath(path)
+    root = os.path.abspath(project_dir)
+    if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, root).replace(os.sep, "/")
+    return absolute.replace(os.sep, "/")
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """Gitignore-like globs: `*` within a segment, `**` across segments, a bare name anywhere."""
+    pattern = pattern.strip().lstrip("./") if not pattern.startswith("/") else pattern.strip()
+    if not pattern:
+        return False
+    if "/" not in pattern.rstrip("/"):
+        pattern = "**/" + pattern
+    if pattern.endswith("/"):
+        pattern += "**"
+    regex = ""
+    index = 0
+    while index < len(pattern):
+        if pattern.startswith("**/", index):
+            regex += "(?:.*/)?"
+            index += 3
+        elif pattern.startswith("**", index):
+            regex += ".*"
+            index += 2
+        elif pattern[index] == "*":
+            regex += "[^/]*"
+            index += 1
+        elif pattern[index] == "?":
+            regex += "[^/]"
+            index += 1
+        else:
+            regex += re.escape(pattern[index])
+            index += 1
+    return re.fullmatch(regex, path.lstrip("/")) is not None or re.fullmatch(regex, path) is not None
+
+
+def path_signals(relpath: str) -> tuple[set[str], set[str], set[str], set[str]]:
+    """(directory names, file names, words, languages) that a tag may match."""
+    parts = [part for part in relpath.split("/") if part and part not in (".", "..")]
+    directories = {part.lower() for part in parts[:-1]} - GENERIC_SEGMENTS
+    name = parts[-1].lower() if parts else ""
+    stem, _, extension = name.rpartition(".") if "." in name else (name, "", "")
+    files = {name, stem} - {""}
+    words = {word for part in parts for word in _words(part)} - GENERIC_SEGMENTS
+    languages = set(LANGUAGES.get(extension, ())) | set(SPECIAL_FILES.get(name, ())) | ({extension} - {""})
+    return directories, files, words, languages
+
+
+def _gotchas(workspace: Workspace) -> Iterable[tuple[Catalog, Entry]]:
+    from .store import catalog_for
+
+    seen: set[str] = set()
+    for scope in workspace.readable_scopes():
+        with catalog_for(workspace, scope, refresh=False) as catalog:
+            if catalog is None:
+                continue
+            catalog.refresh_if_moved()
+            for entry in catalog.entries(types=["gotcha"]):
+                if entry.slug not in seen and entry.status == "active":
+                    seen.add(entry.slug)
+                    yield catalog, entry
+
+
+def _path_score(entry: Entry, relpath: str, signals: tuple[set[str], set[str], set[str], set[str]]) -> tuple[float, list[str]]:
+    directories, files, words, languages = signals
+    score, reasons = 0.0, []
+    for pattern in entry.extra.get("paths") or []:
+        if isinstance(pattern, str) and glob_match(pattern, relpath):
+            score += SCORE_GLOB
+            reasons.append(f"path matches {pattern}")
+            break
+    for tag in entry.tags:
+        if tag in directories:
+            score += SCORE_DIRECTORY
+            reasons.append(f"tag {tag} names directory {tag}/")
+        elif tag in files:
+            score += SCORE_FILE
+            reasons.append(f"tag {tag} names the file")
+        elif tag in languages:
+            score += SCORE_LANGUAGE
+            reasons.append(f"tag {tag} is the file's language")
+        elif tag in words or any(part in words for part in tag.split("-") if len(part) > 3):
+            score += SCORE_WORD
+            reasons.append(f"tag {tag} appears in the path")
+    return score, reasons
+
+
+def for_path(workspace: Workspace, path: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> list[Match]:
+    """The gotchas most relevant to a file, best first."""
+    relpath = relative_path(path, str(workspace.project_dir))
+    signals = path_signals(relpath)
+    skip = set(exclude)
+    matches = []
+    for _, entry in _gotchas(workspace):
+        if entry.slug in skip:
+            continue
+        score, reasons = _path_score(entry, relpath, signals)
+        if score > 0:
+            matches.append(Match(entry, score, reasons))
+    return _best(matches, limit)
+
+
+COMMAND_WORDS = frozenset("sudo env time nohup xargs exec then do else fi done if for while in".split())
+
+
+def command_signals(command: str) -> tuple[set[str], list[str]]:
+    """(program and subcommand names, path-like arguments) of a shell command."""
+    import shlex
+
+    try:
+        tokens = shlex.split(command, posix=True)
+    except ValueError:
+        tokens = command.split()
+    programs, paths = set(), []
+    expect_program = True
+    for token in tokens:
+        if token in ("|", "||", "&&", ";", "&") or token.endswith(";"):
+            expect_program = True
+            continue
+        if expect_program and "=" in token and not token.startswith("-"):
+            continue  # FOO=bar prefix
+        if expect_program:
+            if token in COMMAND_WORDS:
+                continue
+            programs.add(os.path.basename(token).lower())
+            expect_program = False
+            continue
+        if token.startswith("-"):
+            continue
+        if "/" in token or re.search(r"\.[A-Za-z0-9]{1,6}$", token):
+            paths.append(token)
+        elif re.fullmatch(r"[a-z][a-z0-9-]{1,30}", token) and len(programs) < 12:
+            programs.add(token)  # subcommands: `docker compose`, `npm install`
+    return programs, paths
+
+
+def for_command(workspace: Workspace, command: str, output: str = "", *, limit: int = 3,
+                exclude: Iterable[str] = ()) -> list[Match]:
+    """The gotchas most relevant to a shell command and the errors in its output."""
+    programs, paths = command_signals(command)
+    path_sets = [(relative_path(os.path.join(str(workspace.cwd), path), str(workspace.project_dir)))
+                 for path in paths[:10]]
+    errors_text = " ".join(line for line in output.splitlines()[-200:] if ERROR_LINE.search(line))[:2000]
+    skip = set(exclude)
+    found: dict[str, Match] = {}
+    error_scores: dict[str, float] = {}
+    catalogs: dict[str, Catalog] = {}
+    for catalog, entry in _gotchas(workspace):
+        if entry.slug in skip:
+            continue
+        catalogs.setdefault(catalog.scope.name, catalog)
+        score, reasons = 0.0, []
+        tools = sorted(set(entry.tags) & programs)
+        if tools:
+            score += SCORE_TOOL * len(tools)
+            reasons.append("command uses " + ", ".join(tools))
+        for relpath in path_sets:
+            path_score, path_reasons = _path_score(entry, relpath, path_signals(relpath))
+            if path_score:
+                score += path_score
+                reasons += [f"{reason} ({relpath})" for reason in path_reasons]
+                break
+        if score:
+            found[entry.slug] = Match(entry, score, reasons)
+    if errors_text.strip():
+        error_scores = _error_matches(workspace, errors_text)
+        for slug, raw in error_scores.items():
+            if slug in skip or raw < MIN_ERROR_SCORE:
+                continue
+            match = found.get(slug)
+            if match is None:
+                entry = next((catalog.get(slug) for catalog in catalogs.values() if catalog.has_slug(slug)), None)
+                if entry is None or entry.type != "gotcha":
+                    continue
+                match = found[slug] = Match(entry, 0.0, [])
+            match.score += ERROR_TEXT_WEIGHT * min(raw / MIN_ERROR_SCORE, 3.0)
+            match.reasons.append("its text matches the error output")
+    return _best(list(found.values()), limit)
+
+
+def _error_matches(workspace: Workspace, errors_text: str) -> dict[str, float]:
+    from .store import catalog_for
+
+    scores: dict[str, float] = {}
+    for scope in workspace.readable_scopes():
+        with catalog_for(workspace, scope, refresh=False) as catalog:
+            if catalog is None:
+                continue
+            gotchas = {entry.slug for entry in catalog.entries(types=["gotcha"])}
+            for slug, score in search.rank(catalog, errors_text):
+                if slug in gotchas and slug not in scores:
+                    scores[slug] = score
+    return scores
+
+
+def _best(matches: list[Match], limit: int) -> list[Match]:
+    matches.sort(key=lambda match: (-match.score, match.entry.slug))
+    return matches[:limit]
+
+
+def summary(entry: Entry, width: int = 280) -> str:
+    """The first sentences of a gotcha's content, on one line (no YAML parsing)."""
+    try:
+        body = frontmatter.split(entry.path.read_text(encoding="utf-8")).body
+    except (OSError, UnicodeDecodeError, errors.Error):
+        return ""
+    lines = [line.strip(" -*>\t") for line in memory.content_of(body).splitlines()]
+    flat = " ".join(line for line in lines if line and not line.startswith("#"))
+    return flat if len(flat) <= width else flat[: width - 3].rsplit(" ", 1)[0] + "..."
+
+
+def format_warnings(matches: list[Match], subject: str) -> str:
+    """The text injected into Claude's context (and printed by `memory gotchas`)."""
+    lines = [f"Known gotchas for {subject} (from memory; `memory read <slug>` for details):"]
+    for match in matches:
+        entry = match.entry
+        lines.append(f"- {entry.title} [{entry.slug}, {entry.scope}]")
+        detail = summary(entry)
+        if detail:
+            lines.append(f"  {detail}")
+    return "\n".join(lines)
+
