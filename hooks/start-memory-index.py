@@ -20,8 +20,6 @@ def handle(payload: dict) -> dict | None:
     if payload.get("source") == "compact" and state.get("compact_notes"):
         extra = "## Before compaction this session\n" + state["compact_notes"]
     summary = memory_context.session_start(workspace, open_tasks=memory_context.open_tasks(workspace), extra=extra)
-    if payload.get("source") == "startup":
-        session_mod.prune_stale()
     return context("SessionStart", summary) if summary else None
 
 

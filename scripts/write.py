@@ -31,6 +31,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--links", help="comma-separated slugs to link to (relates-to, both directions)")
     parser.add_argument("--slug", help="use this slug instead of deriving one from the title")
     parser.add_argument("--status", choices=memory.STATUSES, help="lifecycle status (default active)")
+    parser.add_argument("--supersedes", metavar="SLUG",
+                        help="this memory replaces SLUG: it is marked superseded and the two are linked")
     parser.add_argument("--paths", action="append", metavar="GLOB",
                         help="for gotchas: file globs the warning applies to, e.g. 'src/auth/**' (repeatable)")
     parser.add_argument("--created", help="creation time for imported knowledge (ISO 8601, not in the future)")
@@ -64,6 +66,8 @@ def main(argv: list[str]) -> int:
         new.fields["status"] = args.status
     if args.paths:
         new.fields["paths"] = args.paths
+    if args.supersedes:
+        new.fields["supersedes"] = args.supersedes
     workspace = Workspace()
     created = store.write(workspace, new, scope=args.scope)
     _cli.print_warnings(workspace.warnings)

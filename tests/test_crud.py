@@ -137,7 +137,7 @@ def test_slug_collisions_get_numeric_suffix(env: Env) -> None:
     env.ok("write", "OAuth2 Decision", "--type", "decision", "--tags", "auth")
     env.ok("write", "OAuth2 Decision", "--type", "decision", "--tags", "auth")
     env.ok("write", "OAuth2 Decision", "--type", "decision", "--tags", "auth")
-    names = sorted(path.name for path in env.project_dir.glob("*.md"))
+    names = sorted(path.name for path in env.project_dir.glob("*.md") if path.name != "index.md")
     assert names == ["decision-oauth2-1.md", "decision-oauth2-2.md", "decision-oauth2.md"]
     env.ok("write", "Auth Hub", "--type", "hub", "--tags", "auth")
     env.ok("write", "Token Refresh Pattern", "--type", "learning", "--tags", "auth")

@@ -21,8 +21,11 @@ if TYPE_CHECKING:
 
 PRIORITY_TYPES = ("decision", "gotcha", "hub", "learning", "artifact", "breadcrumb", "discovery", "file-summary",
                   "error", "task", "session")
-MIN_COVERAGE = 0.3     # share of the prompt's informative weight a memory must match to be injected
-MIN_TERMS = 2          # ... and at least this many distinct prompt words (or a path/tag hit)
+MIN_COVERAGE = 0.1     # share of the prompt's informative weight a memory must match to be injected
+MIN_TERMS = 2          # ... and at least this many distinct prompt words
+PROMPT_FILLER = frozenset("ok okay yes yeah yep nope sure please thanks thank hi hello hey great good cool nice "
+                          "lgtm continue proceed ahead next again now just let lets alright fine done".split())
+_FILLER_PHRASES = re.compile(r"\b(go ahead|let'?s go|sounds good|looks good|thank you|what'?s next)\b")
 INDEX_MD_MARKERS = ("<!-- memory:manual:start -->", "<!-- memory:manual:end -->")
 
 
@@ -170,11 +173,21 @@ class Candidate:
         self.entry, self.score, self.reason = entry, score, reason
 
 
+def prompt_terms(prompt: str) -> list[str]:
+    """The words of a prompt that can point at a memory (conversational filler removed)."""
+    return text.query_terms(_FILLER_PHRASES.sub(" ", prompt.lower()))
+
+
 def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candidate]:
-    """Memories relevant enough to a prompt to inject, best first (empty when nothing is)."""
-    terms = text.query_terms(prompt)
+    """Memories relevant enough to a prompt to inject, best first (empty when nothing is).
+
+    Candidates come in keyword (BM25) order; one is kept when it matches at least two
+    of the prompt's informative words carrying MIN_COVERAGE of their weight, or one word
+    that is its tag or in its title (for one-word prompts). File paths named in the
+    prompt bring their file summaries.
+    """
+    terms = [term for term in prompt_terms(prompt) if term not in PROMPT_FILLER]
     paths = {match.group(0).lower().lstrip("./") for match in _PATHISH.finditer(prompt)}
-    words = set(terms)
     found: dict[tuple[str, str], Candidate] = {}
     for catalog in _catalogs(workspace):
         conn = catalog.conn
@@ -195,15 +208,15 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
                 continue
             matched = _matched_terms(conn, slug, idf)
             coverage = sum(idf[term] for term in matched) / total if total else 0.0
-            tag_hit = words & set(entry.tags)
-            if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (tag_hit and coverage >= MIN_COVERAGE / 2):
+            named = matched & (set(entry.tags) | set(text.tokens(entry.title)))
+            if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (named and len(idf) == 1):
                 reason = "matches " + ", ".join(sorted(matched)[:4])
-                found.setdefault((entry.scope, slug), Candidate(entry, score * (0.5 + coverage), reason))
-        for path in paths:  # file summaries and memories declaring the file
+                found.setdefault((entry.scope, slug), Candidate(entry, score, reason))
+        for path in paths:  # file summaries of files the prompt names
             for entry in catalog.entries(types=["file-summary"]):
                 source = str(entry.extra.get("path") or "").lower().lstrip("./")
                 if source and entry.status == "active" and (source.endswith(path) or path.endswith(source)):
-                    found[(entry.scope, entry.slug)] = Candidate(entry, 100.0, f"about {path}")
+                    found[(entry.scope, entry.slug)] = Candidate(entry, float("inf"), f"about {path}")
     ordered = sorted(found.values(), key=lambda candidate: -candidate.score)
     return ordered[:limit]
 

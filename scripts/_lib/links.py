@@ -53,7 +53,7 @@ def current_labels(catalog: Catalog, source: str, target: str) -> list[str]:
     return [edge.label for edge in catalog.edges(source) if edge.target == target]
 
 
-def _rewrite_links(catalog: Catalog, slug: str, target: str, labels: list[str]) -> memory.Memory:
+def set_link_labels(catalog: Catalog, slug: str, target: str, labels: list[str]) -> memory.Memory:
     """Set the labels of `slug`'s link to `target` in its file (an empty list removes the link)."""
     entry = catalog.get(slug)
     if entry is None:
@@ -95,7 +95,7 @@ def add_back_link(catalog: Catalog, target: str, source: str, *, graph_label: st
     inverse = catalog.labels.inverse(graph_label)
     labels = current_labels(catalog, target, source)
     explicit = [label for label in labels if label != DEFAULT_LABEL or inverse == DEFAULT_LABEL]
-    _rewrite_links(catalog, target, source, list(dict.fromkeys(explicit + [inverse])))
+    set_link_labels(catalog, target, source, list(dict.fromkeys(explicit + [inverse])))
 
 
 def remove_all_links_to(catalog: Catalog, slug: str) -> list[str]:
@@ -104,7 +104,7 @@ def remove_all_links_to(catalog: Catalog, slug: str) -> list[str]:
         "SELECT DISTINCT src FROM declared WHERE dst=? AND origin=?", (slug, graph.ORIGIN_LINKS))})
     for holder in holders:
         if holder != slug and catalog.has_slug(holder):
-            _rewrite_links(catalog, holder, slug, [])
+            set_link_labels(catalog, holder, slug, [])
     return [holder for holder in holders if holder != slug]
 
 
@@ -131,8 +131,8 @@ class LinkResult:
 def _link_scope(workspace: Workspace, source: str, target: str, scope: str | None) -> Any:
     from .store import locate
 
-    memory.check_slug(source)
-    memory.check_slug(target)
+    memory.check_lookup_slug(source)
+    memory.check_lookup_slug(target)
     if source == target:
         raise errors.InvalidInput(f"cannot link {source!r} to itself", "a link joins two different memories")
     found, _ = locate(workspace, source, scope)
@@ -159,8 +159,8 @@ def link(workspace: Workspace, source: str, target: str, *, label: str = DEFAULT
             if label in forward and inverse_label in backward:
                 return LinkResult(source, target, found.name, label, inverse_label, False,
                                   ["already linked; nothing changed"])
-            _rewrite_links(catalog, source, target, _with(forward, label))
-            _rewrite_links(catalog, target, source, _with(backward, inverse_label))
+            set_link_labels(catalog, source, target, _with(forward, label))
+            set_link_labels(catalog, target, source, _with(backward, inverse_label))
             catalog.export()
     return LinkResult(source, target, found.name, label, inverse_label, True)
 
@@ -200,8 +200,8 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
                              + (" AND label IN (?, ?)" if label else ""),
                              (graph.ORIGIN_IMPORTED, source, target, target, source)
                              + ((label, inverse_label) if label else ()))
-            _rewrite_links(catalog, source, target, keep_forward)
-            _rewrite_links(catalog, target, source, keep_backward)
+            set_link_labels(catalog, source, target, keep_forward)
+            set_link_labels(catalog, target, source, keep_backward)
             notes = []
             remaining = current_labels(catalog, source, target)
             if not keep_forward and remaining:

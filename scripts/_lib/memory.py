@@ -214,6 +214,22 @@ def check_slug(slug: str) -> str:
     return slug
 
 
+LOOKUP_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+
+def check_lookup_slug(slug: str) -> str:
+    """Return `slug` if it can name an existing memory, else raise InvalidInput.
+
+    New slugs must follow SLUG_PATTERN; files written by hand or by older tools may be
+    named more loosely (e.g. `adr-0038-mongo_replacement`) and must stay reachable.
+    """
+    if not isinstance(slug, str) or not slug:
+        raise errors.InvalidInput("empty slug", "slugs look like decision-use-oauth2")
+    if "/" in slug or "\\" in slug or ".." in slug or not LOOKUP_RE.fullmatch(slug):
+        return check_slug(slug)  # raises with the precise reason
+    return slug
+
+
 def check_type(memory_type: str) -> str:
     if memory_type not in TYPES:
         raise errors.InvalidInput(f"unknown type {memory_type!r}", "use one of: " + ", ".join(TYPES))

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from . import search
 
-from . import clock, errors, frontmatter, fsutil, links, memory
+from . import clock, embed, errors, frontmatter, fsutil, links, memory
 from .index import Catalog, Entry, Problem
 from .scopes import Scope, Workspace, prepare_for_write
 
@@ -51,7 +51,7 @@ def _report_problems(workspace: Workspace, problems: Iterable[Problem]) -> None:
 
 
 def _check_slug_argument(slug: str) -> str:
-    return memory.check_slug(slug.strip() if isinstance(slug, str) else slug)
+    return memory.check_lookup_slug(slug.strip() if isinstance(slug, str) else slug)
 
 
 def locate(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[Scope, Path]:
@@ -135,7 +135,7 @@ def validate_new(new: NewMemory) -> NewMemory:
     if not tags:
         raise errors.InvalidInput("empty tags", "give at least one tag, e.g. --tags auth,api")
     content = memory.check_content(new.content)
-    slug = _check_slug_argument(new.slug) if new.slug is not None else None
+    slug = memory.check_slug(new.slug.strip()) if new.slug is not None else None
     now = clock.now_iso()
     created, updated = memory.check_timestamps(new.created or new.updated or now, new.updated or new.created or now)
     if new.created and not new.updated:
@@ -181,6 +181,9 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
                 links.require_same_scope(workspace, catalog, target)
             if slug in new.links:
                 raise errors.InvalidInput("a memory cannot link to itself", "remove its own slug from --links")
+            superseded = new.fields.get("supersedes")
+            if superseded is not None:
+                links.require_same_scope(workspace, catalog, _check_slug_argument(str(superseded)))
             path = target_scope.root / f"{slug}.md"
             text, fields = render_new(new)
             fsutil.write_atomically(path, text, sync_dir=False)  # Catalog.export() syncs the directory
@@ -188,8 +191,33 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
             catalog.record(created)
             for target in new.links:
                 links.add_back_link(catalog, target, slug, graph_label=links.DEFAULT_LABEL)
+            if superseded is not None:
+                created = _supersede(catalog, created, str(superseded))
+            embed.after_change(workspace, catalog, [slug])
             catalog.export()
+    _refresh_entrypoint(workspace, target_scope.name, {created.type, "decision" if superseded else ""})
     return created
+
+
+def _supersede(catalog: Catalog, newer: memory.Memory, older_slug: str) -> memory.Memory:
+    """Mark `older_slug` superseded by `newer` and link them (newer -supersedes-> older)."""
+    entry = catalog.get(older_slug)
+    assert entry is not None
+    older = _read(entry.path, catalog.scope, older_slug)
+    _write_existing(catalog, older, {"status": "superseded", "superseded-by": newer.slug}, older.body)
+    links.set_link_labels(catalog, older_slug, newer.slug, ["superseded-by"])
+    return links.set_link_labels(catalog, newer.slug, older_slug, ["supersedes"])
+
+
+def _refresh_entrypoint(workspace: Workspace, scope_name: str, types: set[str]) -> None:
+    """Regenerate the project's index.md when a change touches what it shows."""
+    from . import entrypoint
+
+    if scope_name in ("project", "local") and types & entrypoint.SHOWN_TYPES:
+        try:
+            entrypoint.refresh(workspace)
+        except (errors.Error, OSError) as exc:
+            workspace.warn(f"index.md not refreshed: {getattr(exc, 'message', exc)}")
 
 
 # -- read -----------------------------------------------------------------------------------
@@ -243,8 +271,10 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
             updated = _apply_changes(current, changes)
             links.drop_embedding(catalog, slug)
             rewritten = _write_existing(catalog, current, *updated)
+            embed.after_change(workspace, catalog, [slug])
             catalog.export()
-            return rewritten
+    _refresh_entrypoint(workspace, found_scope.name, {current.type, rewritten.type})
+    return rewritten
 
 
 def _apply_changes(current: memory.Memory, changes: Changes) -> tuple[dict[str, Any], str]:
@@ -340,6 +370,7 @@ def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletio
             catalog.forget(slug)
             links.drop_embedding(catalog, slug)
             catalog.export()
+    _refresh_entrypoint(workspace, found_scope.name, {entry.type})
     return Deletion(slug, found_scope.name, entry.path, unlinked)
 
 
