@@ -1,0 +1,43 @@
+"""SubagentStop hook: validate the in-progress tasks assigned to the agent that just stopped.
+
+For each in-progress task of the work breakdown (`memory task`) whose `agent` is the
+stopping agent (`agent_type`, e.g. `memory:implementer`, or its plain name), runs the
+task's `tests` in the project directory (60 s each, 150 s in all), checks that its
+`deliverables` exist, records `validationResults`, and marks the task done (rolling
+the status up) when both pass and its dependencies are done. Compaction's
+SubagentStop calls carry an empty `agent_type` and are ignored. Prints nothing; fails
+open (see _hook.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+from _hook import log, run_hook, workspace_for
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+    agent = payload.get("agent_type")
+    if not isinstance(agent, str) or not agent.strip():
+        return None
+    from _lib import taskhooks
+
+    workspace, _ = workspace_for(payload)
+    if workspace.project_is_global or not (workspace.project_root / "tasks").is_dir():
+        return None
+    timeout = os.environ.get("CLAUDE_MEMORY_TASK_TEST_TIMEOUT")
+    outcomes = taskhooks.validate_agent_tasks(workspace, agent.strip(),
+                                          test_timeout=float(timeout) if timeout else None)
+    for outcome in outcomes:
+        log(f"validated task {outcome['id']} for {agent}: tests {'pass' if outcome['testsPass'] else 'fail'}, "
+            f"deliverables {'present' if outcome['deliverablesExist'] else 'missing'}"
+            + (", marked done" if outcome["done"] else ""))
+    return None
+
+
+if __name__ == "__main__":
+    run_hook(handle)
