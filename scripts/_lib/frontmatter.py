@@ -390,6 +390,8 @@ def replace_fields(frontmatter: str, changes: dict[str, Any], *, newline: str = 
     pending = dict(changes)
     out: list[str] = []
     for key, lines in _blocks(frontmatter):
+        if key is not None and key in changes and key not in pending:
+            continue  # a second copy of a rewritten key (e.g. after a union merge): keep one
         if key is None or key not in pending:
             out.extend(lines)
             continue

@@ -118,9 +118,15 @@ class Problem(namedtuple("Problem", "path message")):
     __slots__ = ()
 
 
-def scan(root: Path) -> dict[str, str]:
+class Scan(dict):  # type: ignore[type-arg]  # relpath -> stamp
+    """The memory files of a scope and their stamps; `leftovers` tells of interrupted writes' temp files."""
+
+    leftovers = False
+
+
+def scan(root: Path) -> Scan:
     """Stamps of every memory file under `root`: flat `*.md` and `nodes/**/*.md`."""
-    found: dict[str, str] = {}
+    found = Scan()
     _scan_dir(root, "", found, nested=False)
     nodes = root / NODES_DIR
     if nodes.is_dir():
@@ -128,7 +134,7 @@ def scan(root: Path) -> dict[str, str]:
     return found
 
 
-def _scan_dir(directory: Path, prefix: str, found: dict[str, str], *, nested: bool) -> None:
+def _scan_dir(directory: Path, prefix: str, found: Scan, *, nested: bool) -> None:
     # listdir + stat(dir_fd=...) is ~30% faster than scandir + DirEntry.stat() for 10,000 files.
     try:
         names = os.listdir(directory)
@@ -139,6 +145,8 @@ def _scan_dir(directory: Path, prefix: str, found: dict[str, str], *, nested: bo
         stat = os.stat
         for name in names:
             if name[0] == ".":
+                if name.endswith(fsutil.TEMP_SUFFIX):
+                    found.leftovers = True
                 continue
             if name.endswith(".md"):
                 if not nested and name.lower() in NOT_MEMORIES:
@@ -245,7 +253,7 @@ class Catalog:
         disk = scan(self.scope.root)
         if self._lock_depth:
             self._sync(disk)
-        elif not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current()):
+        elif disk.leftovers or not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current()):
             with self.locked():
                 pass  # locked() syncs
         elif self._meta(ROOT_KEY) != root_stamp:
@@ -271,7 +279,9 @@ class Catalog:
         known.update(self.conn.execute("SELECT relpath, stamp FROM problems"))
         return known
 
-    def _sync(self, disk: dict[str, str]) -> None:
+    def _sync(self, disk: Scan) -> None:
+        if disk.leftovers and self.scope.root_writable:  # we hold the lock: no write of ours is under way
+            fsutil.remove_stale_temps(self.scope.root)
         state = DiskState(disk)
         disk_text = state.digest()
         graph_import = self._foreign_graph()
@@ -282,12 +292,11 @@ class Catalog:
         changed = sorted((path for path, stamp in disk.items() if known.get(path) != stamp),
                          key=lambda path: ("/" in path, path))  # flat files claim slugs first
         removed = [path for path in known if path not in disk]
-        if self.scope.root_writable and (changed or removed):
-            fsutil.remove_stale_temps(self.scope.root)
         parsed: list[tuple[str, str, memory.Memory | str]] = []
         for relpath in changed:
             try:
-                parsed.append((relpath, disk[relpath], memory.read_file(self.scope.root / relpath, self.scope.name)))
+                parsed.append((relpath, disk[relpath], memory.read_file(self.scope.root / relpath, self.scope.name,
+                                                                        root=self.scope.root)))
             except errors.Error as exc:
                 parsed.append((relpath, disk[relpath], exc.message))
         touched: set[str] = set()

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from .scopes import Workspace
 
-from . import errors, fsutil
+from . import errors, fsutil, redact
 
 EXTENSIONS = (".json", ".md", ".txt", ".yaml", ".yml")
 PREFIX = ".claude/memory/"
@@ -167,7 +167,7 @@ def read(workspace: Workspace, given: str) -> tuple[MemoryPath, str]:
 def write(workspace: Workspace, given: str, content: str) -> MemoryPath:
     """Create or replace a memory file after verifying `content`."""
     target = resolve(workspace, given, for_write=True)
-    text = verify(target, content)
+    text = verify(target, redact.clean(workspace, content))
     with _lock_for(workspace, target):
         _refuse_symlinks(given, memory_dir(workspace), target.relative)  # again, under the lock
         fsutil.write_atomically(target.path, text)

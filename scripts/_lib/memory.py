@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -180,8 +181,16 @@ def _content_after_heading(body: str) -> str:
     return rest
 
 
-def read_file(path: Path, scope: str, *, slug: str | None = None) -> Memory:
-    """Read and parse a memory file; InvalidInput when it is not UTF-8 or not a memory."""
+def read_file(path: Path, scope: str, *, slug: str | None = None, root: Path | None = None) -> Memory:
+    """Read and parse a memory file; InvalidInput when it is not UTF-8 or not a memory.
+
+    With `root`, a symlink leading outside that directory is refused rather than followed.
+    """
+    if root is not None and os.path.islink(path):
+        target, base = os.path.realpath(path), os.path.realpath(root)
+        if not target.startswith(base.rstrip(os.sep) + os.sep):
+            raise errors.InvalidInput(f"{path.name} is a symlink to {target}, outside the memory directory; not read",
+                                      "replace the link with the file itself, or remove it")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -38,6 +38,12 @@ PROJECT_GITIGNORE = """\
 /local/
 """
 
+# Two clones that change the same memory (say, both link to one hub) merge without conflict:
+# git keeps the lines of both sides, and the next `memory` command reads the result.
+PROJECT_GITATTRIBUTES = """\
+*.md merge=union
+"""
+
 ENABLE_ENTERPRISE_HINT = (
     "enable it with `memory config scopes.enterprise.enabled true --scope global`, and have your "
     f"administrator set {ENTERPRISE_ENV} in managed-settings.json (README: Enterprise deployment)"
@@ -209,9 +215,9 @@ def prepare_for_write(workspace: Workspace, scope: Scope) -> None:
         raise errors.ScopeUnavailable(f"cannot create {scope.name} memory directory {scope.root}: {exc.strerror}",
                                       "check the directory's permissions") from None
     if scope.name in ("project", "local"):
-        ignore_file = workspace.project_root / ".gitignore"
-        if not ignore_file.exists():
-            fsutil.write_atomically(ignore_file, PROJECT_GITIGNORE)
+        for name, text in ((".gitignore", PROJECT_GITIGNORE), (".gitattributes", PROJECT_GITATTRIBUTES)):
+            if not (workspace.project_root / name).exists():
+                fsutil.write_atomically(workspace.project_root / name, text)
     if scope.name == "local":
         ensure_local_gitignored(workspace.project_dir)
 

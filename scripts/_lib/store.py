@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from . import search
 
-from . import clock, embed, errors, frontmatter, fsutil, links, memory
+from . import clock, embed, errors, frontmatter, fsutil, links, memory, redact
 from .index import Catalog, Entry, Problem
 from .scopes import Scope, Workspace, prepare_for_write
 
@@ -88,7 +88,7 @@ def _not_found(workspace: Workspace, slug: str, scopes: list[Scope]) -> errors.N
 
 def _read(path: Path, scope: Scope, slug: str) -> memory.Memory:
     try:
-        item = memory.read_file(path, scope.name)
+        item = memory.read_file(path, scope.name, root=scope.root)
     except errors.NotFound:
         raise errors.NotFound(f"no memory {slug!r} in {scope.name} scope") from None
     except errors.InvalidInput as exc:
@@ -161,6 +161,7 @@ def render_new(new: NewMemory) -> tuple[str, dict[str, Any]]:
 def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> memory.Memory:
     """Create a memory (FR-001, FR-005); links in `new.links` are made in both directions."""
     new = validate_new(new)
+    new.title, new.content = redact.clean(workspace, new.title, "title"), redact.clean(workspace, new.content)
     target_scope = workspace.scope(scope)
     if new.links and not target_scope.exists():  # refuse before creating the scope's directory
         links.refuse_missing(workspace, target_scope.name, new.links[0])
@@ -260,6 +261,9 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
                                   "give --title, --content, --append, --file, --tags, --add-tags, --remove-tags or --type")
     if changes.content is not None and changes.append is not None:
         raise errors.InvalidInput("--content and --append cannot be combined", "use one of them")
+    for name, what in (("title", "title"), ("content", "content"), ("append", "appended text")):
+        if getattr(changes, name) is not None:
+            setattr(changes, name, redact.clean(workspace, getattr(changes, name), what))
     found_scope, _ = locate(workspace, slug, scope)
     with catalog_for(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None

@@ -639,7 +639,11 @@ class TaskStore:
             criteria: Iterable[str] = (), agent: str | None = None,
             extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Create an entity under `parent` (a root epic when None). Returns {task, rolledUp}."""
-        title = clean_title(title)
+        from . import redact
+
+        title = clean_title(redact.clean(self.workspace, title, "title"))
+        description = redact.clean(self.workspace, description, "description") if description else description
+        criteria = [redact.clean(self.workspace, item, "criterion") for item in criteria]
         with self.mutation():
             if parent is not None:
                 parent = check_id(parent, what="parent")
@@ -727,6 +731,11 @@ class TaskStore:
             if key not in PATCHABLE:
                 raise errors.InvalidInput(f"unknown task field {key!r}",
                                           "fields you can update: " + ", ".join(PATCHABLE))
+        from . import redact
+
+        for key in ("title", "description"):
+            if isinstance(patch.get(key), str):
+                patch = {**patch, key: redact.clean(self.workspace, patch[key], key)}
         with self.mutation():
             task_id = self.entry(task_id)["id"]
             entity = self.task(task_id)
