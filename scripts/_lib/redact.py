@@ -59,6 +59,12 @@ def _entropy(value: str) -> float:
     return -sum(count / len(value) * math.log2(count / len(value)) for count in counts.values())
 
 
+def _credential_like(value: str) -> bool:
+    """A value after `password=` that looks set rather than described: mixed kinds of characters."""
+    classes = sum(bool(re.search(pattern, value)) for pattern in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9]"))
+    return classes >= 2 or len(value) >= 16
+
+
 def _looks_random(token: str) -> bool:
     """A long token with the character mix and entropy of a generated secret.
 
@@ -80,6 +86,8 @@ def findings(text: str) -> Iterator[Finding]:
     for kind, pattern, group in PATTERNS:
         for match in pattern.finditer(text):
             start, end = match.span(group)
+            if kind == "password" and not _credential_like(text[start:end]):
+                continue  # "password: required" is prose, not a password
             if start < end and free(start, end) and not PLACEHOLDER.fullmatch(text[start:end]):
                 taken.append((start, end))
                 yield Finding(kind, start, end)
@@ -96,6 +104,17 @@ def clean(workspace: Any, value: str, what: str = "content") -> str:
     if kinds:
         workspace.warn(f"redacted from the {what}: {', '.join(kinds)} (a [REDACTED:...] marker is kept)")
     return cleaned
+
+
+def clean_values(workspace: Any, value: Any, what: str = "frontmatter") -> Any:
+    """`clean` applied to every string inside a frontmatter value (lists and mappings included)."""
+    if isinstance(value, str):
+        return clean(workspace, value, what)
+    if isinstance(value, list):
+        return [clean_values(workspace, item, what) for item in value]
+    if isinstance(value, dict):
+        return {key: clean_values(workspace, item, what) for key, item in value.items()}
+    return value
 
 
 def scrub(text: str, mode: str = "redact", what: str = "content") -> tuple[str, list[str]]:

@@ -162,6 +162,7 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
     """Create a memory (FR-001, FR-005); links in `new.links` are made in both directions."""
     new = validate_new(new)
     new.title, new.content = redact.clean(workspace, new.title, "title"), redact.clean(workspace, new.content)
+    new.fields = redact.clean_values(workspace, new.fields)
     target_scope = workspace.scope(scope)
     if new.links and not target_scope.exists():  # refuse before creating the scope's directory
         links.refuse_missing(workspace, target_scope.name, new.links[0])
@@ -264,6 +265,7 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
     for name, what in (("title", "title"), ("content", "content"), ("append", "appended text")):
         if getattr(changes, name) is not None:
             setattr(changes, name, redact.clean(workspace, getattr(changes, name), what))
+    changes.fields = redact.clean_values(workspace, changes.fields)
     found_scope, _ = locate(workspace, slug, scope)
     with catalog_for(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None

@@ -1,0 +1,335 @@
+"""Issue 9: nothing lost or corrupted under concurrency, crashes and hostile input.
+
+Figures for the README come from these tests (counts are printed with -s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from helpers import REPO, Env
+
+SCRIPTS = REPO / "scripts"
+HOOKS = REPO / "hooks"
+
+
+def memory_files(directory: Path) -> list[Path]:
+    return sorted(path for path in directory.glob("*.md") if path.name != "index.md")
+
+
+def assert_consistent(directory: Path) -> None:
+    """Files, index.json and graph.json agree; every edge has its inverse; every file is whole."""
+    from _lib import frontmatter, graph
+
+    files = {path.stem: path for path in memory_files(directory)}
+    for path in files.values():
+        text = path.read_text(encoding="utf-8")
+        assert text.startswith("---\n") and "\n---\n" in text, f"{path.name} is not a whole memory file"
+        frontmatter.parse(frontmatter.split(text).frontmatter or "")
+    index = json.loads((directory / "index.json").read_text())
+    assert set(index["memories"]) == set(files)
+    edges = json.loads((directory / "graph.json").read_text())
+    inverse = graph.Labels().inverse
+    for source, items in edges.items():
+        assert source in files
+        for edge in items:
+            assert edge["target"] in files and edge["target"] != source
+            assert any(back["target"] == source and back["label"] == inverse(edge["label"])
+                       for back in edges.get(edge["target"], [])), f"{source}->{edge['target']} lacks its inverse"
+
+
+# -- concurrency --------------------------------------------------------------------------------
+
+WORKER = textwrap.dedent("""
+    import json, random, sys
+    sys.path.insert(0, {scripts!r})
+    from _lib import errors, links, store, tasks
+    from _lib.scopes import Workspace
+
+    worker, steps = int(sys.argv[1]), int(sys.argv[2])
+    rng = random.Random(worker)
+    mine, acked = [], {{}}
+    def ws():
+        return Workspace()
+    for step in range(steps):
+        action = rng.choice(["write", "write", "update", "delete", "link", "unlink", "task"])
+        try:
+            if action == "write" or not mine:
+                slug = f"learning-w{{worker}}-{{step}}"
+                store.write(ws(), store.NewMemory(title=f"Worker {{worker}} step {{step}}", slug=slug, tags=["load"],
+                                                  content=f"marker {{worker}}-{{step}}"))
+                mine.append(slug)
+                acked[slug] = f"marker {{worker}}-{{step}}"
+            elif action == "update":
+                slug = rng.choice(mine)
+                store.update(ws(), slug, store.Changes(content=f"marker {{worker}}-{{step}}-u"))
+                acked[slug] = f"marker {{worker}}-{{step}}-u"
+            elif action == "delete":
+                slug = mine.pop(rng.randrange(len(mine)))
+                store.delete(ws(), slug)
+                acked.pop(slug)
+            elif action in ("link", "unlink"):
+                others = [path[:-3] for path in __import__("os").listdir(".claude/memory") if path.startswith("learning-")]
+                target = rng.choice(others)
+                source = rng.choice(mine)
+                if source != target:
+                    if action == "link":
+                        links.link(ws(), source, target, label=rng.choice(["relates-to", "builds-on", "part-of"]))
+                    else:
+                        links.unlink(ws(), source, target)
+            else:
+                store_ = tasks.TaskStore(ws())
+                store_.set_status(rng.choice(["1.1.1", "1.1.2", "1.2.1", "1.2.2"]),
+                                  rng.choice(["pending", "in-progress", "done"]), force=True)
+        except errors.Error:
+            pass  # refused: e.g. the link target was deleted by another worker meanwhile
+    print(json.dumps(acked))
+""")
+
+
+def test_8_processes_random_mixes_keep_everything_consistent(env: Env) -> None:
+    env.ok("task", "add", "--title", "Epic")
+    for feature in ("1", "1"):
+        env.ok("task", "add", "--title", "Feature", "--parent", feature)
+    for parent in ("1.1", "1.1", "1.2", "1.2"):
+        env.ok("task", "add", "--title", "Task", "--parent", parent)
+    script = env.root / "mix.py"
+    script.write_text(WORKER.format(scripts=str(SCRIPTS)))
+    workers = [subprocess.Popen([sys.executable, str(script), str(n), "30"], cwd=env.project, env=env.environ(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE) for n in range(8)]
+    acked: dict[str, str] = {}
+    for proc in workers:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err.decode()[-2000:]
+        acked.update(json.loads(out.decode().strip().splitlines()[-1]))
+    env.ok("list")  # one more command, as a user would run
+    on_disk = {path.stem for path in memory_files(env.project_dir)}
+    assert on_disk == set(acked), "every acknowledged write (and only those) is on disk"
+    for slug, marker in acked.items():
+        assert (env.project_dir / f"{slug}.md").read_text().rstrip().endswith(marker), slug
+    assert_consistent(env.project_dir)
+    env.ok("task", "validate")
+    print(f"\nconcurrency: 8 processes x 30 operations, {len(acked)} memories acknowledged, 0 lost")
+
+
+def test_graph_neighbours_match_frontmatter_after_concurrent_links(env: Env) -> None:
+    """Links made concurrently end symmetric in both files and in graph.json."""
+    for index in range(6):
+        env.ok("write", f"Node {index}", "--slug", f"learning-node-{index}", "--tags", "n")
+    pairs = [(a, b) for a in range(6) for b in range(a + 1, 6)]
+    procs = [subprocess.Popen([str(REPO / "bin" / "memory"), "link", f"learning-node-{a}", f"learning-node-{b}",
+                               "--label", "builds-on"], cwd=env.project, env=env.environ(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for a, b in pairs]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0, proc.stderr.read().decode() if proc.stderr else ""
+    graph = env.graph(env.project_dir)
+    for a, b in pairs:
+        assert ("learning-node-%d" % b, "builds-on") in {(e["target"], e["label"]) for e in graph[f"learning-node-{a}"]}
+        assert ("learning-node-%d" % a, "foundation-for") in {(e["target"], e["label"])
+                                                              for e in graph[f"learning-node-{b}"]}
+    for index in range(6):
+        text = (env.project_dir / f"learning-node-{index}.md").read_text()
+        links = set(yaml.safe_load(text.split("---\n")[1]).get("links") or [])
+        assert links == {f"learning-node-{other}" for other in range(6) if other != index}
+    assert_consistent(env.project_dir)
+
+
+# -- crash safety ---------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_never_corrupts(env: Env) -> None:
+    rng = random.Random(2026)
+    for index in range(8):
+        env.ok("write", f"Base {index}", "--slug", f"learning-base-{index}", "--tags", "b", "--content", "x" * 2000)
+    kills = 0
+    for round_ in range(200):
+        action = rng.choice(["write", "update", "link", "delete"])
+        base = f"learning-base-{rng.randrange(8)}"
+        argv = {"write": ["write", f"Crash {round_}", "--tags", "c", "--content", "y" * rng.randrange(10, 40000)],
+                "update": ["update", base, "--content", "z" * rng.randrange(10, 40000)],
+                "link": ["link", base, f"learning-base-{rng.randrange(8)}", "--label", "relates-to"],
+                "delete": ["delete", f"learning-crash-{rng.randrange(max(round_, 1))}"]}[action]
+        proc = subprocess.Popen([str(REPO / "bin" / "memory"), *argv], cwd=env.project, env=env.environ(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            proc.wait(timeout=rng.uniform(0.0, 0.12))  # a random moment of its life
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            kills += 1
+        for path in memory_files(env.project_dir):
+            text = path.read_text(encoding="utf-8")
+            assert text.startswith("---\n") and text.count("\n---\n") >= 1, f"{path.name} was left half-written"
+        for name in ("index.json", "graph.json"):
+            if (env.project_dir / name).exists():
+                json.loads((env.project_dir / name).read_text())  # never invalid: written atomically
+        if round_ % 40 == 39:
+            env.ok("list")
+            assert_consistent(env.project_dir)
+    env.ok("list")  # the next operation succeeds: no stuck lock
+    assert not list(env.project_dir.glob(".*.tmp")), "temp files of killed writes are cleaned up"
+    assert_consistent(env.project_dir)
+    env.unchecked.update(env.project_dir.glob("*.md"))  # contents are random lengths of filler
+    print(f"\ncrash safety: {kills} processes killed with SIGKILL, 0 corrupted files")
+    assert kills >= 50
+
+
+# -- hostile input --------------------------------------------------------------------------------
+
+HOSTILE = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300) | st.sampled_from([
+    "key: value", "- list item", "[flow, list]", "{a: b}", "&anchor", "*alias", "!!python/object:os.system", "---",
+    "...", "# comment", "'quoted'", '"double"', "yes", "null", "~", "0x1F", "1e3", "2026-01-01", "\r\n", "\u202e",
+    "שלום עולם", "🎉🔥", "a" * 5000, "line1\r\nline2\r\n", "tab\tsep", "\x00nul", "\ufeffbom"])
+
+
+@given(title=HOSTILE, body=HOSTILE, tags=st.lists(st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,2}",
+                                                                fullmatch=True), min_size=1, max_size=4))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_hostile_titles_and_bodies_round_trip_or_are_refused(tmp_path_factory, title: str, body: str,
+                                                             tags: list[str]) -> None:
+    from _lib import errors, store
+    from _lib.scopes import Workspace
+
+    root = tmp_path_factory.mktemp("hostile")
+    (root / "home").mkdir()
+    workspace = Workspace(root, {"HOME": str(root / "home")})
+    new = store.NewMemory(title=title, tags=tags, content=body, fields={"owner": title[:50]})
+    try:
+        created = store.write(workspace, new, scope="global")
+    except errors.InvalidInput:
+        assert not list((root / "home").rglob("*.md")), "a refused write leaves nothing"
+        return
+    back = store.read(workspace, created.slug)
+    assert back.title == title.strip()
+    from _lib import redact
+
+    expected_body, _ = redact.scrub(body)
+    assert back.content == expected_body
+    assert back.tags == list(dict.fromkeys(tags))
+    assert back.fields["owner"] == redact.scrub(title[:50])[0]
+
+
+SCRIPT_OPTIONS = ["--json", "--scope", "global", "project", "local", "enterprise", "--type", "decision", "gotcha",
+                  "--tags", "a,b", "--limit", "-1", "0", "3", "--content", "x", "--file", "/etc/passwd", "-",
+                  "--label", "implements", "--depth", "99", "--since", "7d", "bogus", "--format", "dot", "--all",
+                  "../../etc", "learning-x", "--set", "title=x", "--patch", "{", "--help", "add", "status", "1"]
+
+
+@given(st.sampled_from(sorted(path.stem for path in SCRIPTS.glob("*.py") if not path.stem.startswith("_")
+                              and path.stem != "memory")),
+       st.lists(st.sampled_from(SCRIPT_OPTIONS) | st.text(max_size=20), max_size=6))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_argv_never_crashes_a_script(tmp_path_factory, script: str, argv: list[str]) -> None:
+    assume(all("\x00" not in arg for arg in argv))
+    root = tmp_path_factory.mktemp("argv")
+    (root / "home").mkdir()
+    (root / "project").mkdir()
+    subprocess.run(["git", "init", "-q", str(root / "project")], check=True)
+    env = {"HOME": str(root / "home"), "PATH": os.environ["PATH"], "CLAUDE_MEMORY_PYTHON": sys.executable,
+           "LANG": "C.UTF-8"}
+    (root / "home" / ".claude" / "memory").mkdir(parents=True)
+    (root / "home" / ".claude" / "memory" / "config.json").write_text('{"embedding": {"provider": "disabled"}}')
+    proc = subprocess.run([sys.executable, str(SCRIPTS / f"{script}.py"), *argv], cwd=root / "project", env=env,
+                          capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode in (0, 1, 2), (script, argv, proc.returncode, proc.stderr[-800:])
+    assert b"Traceback" not in proc.stderr, (script, argv, proc.stderr[-800:])
+    if proc.returncode:
+        assert proc.stderr.startswith(b"error: ") or b"usage:" in proc.stderr[:300], (script, argv, proc.stderr)
+    outside = [path for path in root.rglob("*") if path.is_file() and ".claude" not in path.parts
+               and ".git" not in path.parts and path.name not in (".gitignore",)]
+    assert not outside, f"{script} {argv} wrote outside the memory directories: {outside}"
+
+
+HOOK_NAMES = sorted(path.stem for path in HOOKS.glob("*.py") if not path.stem.startswith("_")
+                    and path.stem not in ("bootstrap",))
+
+
+@given(st.sampled_from(HOOK_NAMES), st.one_of(
+    st.binary(max_size=300),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+                 lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children,
+                                                                                   max_size=5), max_leaves=15)
+    .map(lambda value: json.dumps(value).encode()),
+    st.fixed_dictionaries({"session_id": st.text(max_size=40), "cwd": st.sampled_from(["/", "/nonexistent", "."]),
+                           "tool_name": st.sampled_from(["Read", "Bash", "Write", "Edit", "TodoWrite", ""]),
+                           "tool_input": st.dictionaries(st.sampled_from(["file_path", "command", "todos", "content"]),
+                                                         st.text(max_size=40) | st.integers() | st.none()),
+                           "prompt": st.text(max_size=80), "agent_type": st.text(max_size=20)})
+    .map(lambda value: json.dumps(value).encode())))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_stdin_never_crashes_or_blocks_a_hook(tmp_path_factory, hook: str, stdin: bytes) -> None:
+    root = tmp_path_factory.mktemp("hookfuzz")
+    (root / "home").mkdir()
+    (root / "data").mkdir()
+    env = {"HOME": str(root / "home"), "PATH": os.environ["PATH"], "CLAUDE_PLUGIN_DATA": str(root / "data"),
+           "CLAUDE_PROJECT_DIR": str(root)}
+    os.symlink(sys.executable, root / "data" / "python")
+    proc = subprocess.run(["sh", str(HOOKS / "run"), hook], input=stdin, capture_output=True, env=env, timeout=60,
+                          cwd=root)
+    assert proc.returncode == 0, (hook, stdin[:200], proc.stderr[-500:])
+    assert b"Traceback" not in proc.stderr
+    if proc.stdout.strip():
+        answer = json.loads(proc.stdout)
+        decision = answer.get("hookSpecificOutput", {}).get("permissionDecision")
+        assert decision in (None, "deny"), answer
+        assert answer.get("decision") != "block"
+    written = [path for path in root.rglob("*") if path.is_file() and "data" not in path.relative_to(root).parts[:1]
+               and ".claude" not in path.parts]
+    assert not written, f"{hook} wrote outside its data and memory directories: {written}"
+
+
+# -- paths ------------------------------------------------------------------------------------------
+
+def test_symlinks_inside_memory_dirs_are_never_followed_for_writes(env: Env) -> None:
+    outside = env.root / "outside.md"
+    original = ('---\ntype: learning\ntags: [x]\ncreated: "2026-01-01T00:00:00Z"\nupdated: "2026-01-01T00:00:00Z"\n'
+                "---\n\n# Outside\n\nprivate stuff\n")
+    outside.write_text(original)
+    env.ok("write", "Inside", "--tags", "x")
+    link = env.project_dir / "learning-evil.md"
+    os.symlink(outside, link)
+    env.unchecked.add(link)
+    listing = env.ok("list")
+    assert "outside the memory directory" in listing.err and "learning-evil" not in listing.out
+    assert env.ok("search", "private stuff", "--json").json()["count"] == 0
+    env.fails("read", "learning-evil")
+    env.fails("update", "learning-evil", "--append", "x")
+    env.fails("delete", "learning-evil")
+    assert outside.read_text() == original, "the file outside was never written"
+    os.unlink(link)
+
+
+def test_paths_given_to_file_operations_cannot_escape(env: Env) -> None:
+    env.ok("write", "Inside", "--tags", "x")
+    target = env.root / "victim.txt"
+    target.write_text("untouched")
+    for path in ("../../victim.txt", str(target), ".claude/memory/../../victim.txt", ".claude/memory/x.sh"):
+        env.fails("file", "write", path, "--content", "pwned")
+    os.symlink(env.root, env.project_dir / "escape")
+    env.fails("file", "write", ".claude/memory/escape/victim.txt", "--content", "pwned")
+    assert target.read_text() == "untouched"
+    for slug in ("../victim", "/etc/passwd", "a/b", "..", "learning-x/../../y"):
+        env.fails("read", slug)
+        env.fails("delete", slug)
+
+
+def test_enterprise_directory_not_writable_gives_a_clear_error(env: Env) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root can write anywhere")
+    enterprise = env.root / "enterprise"
+    enterprise.mkdir(mode=0o555)
+    env.ok("config", "scopes.enterprise.enabled", "true")
+    result = env.fails("write", "X", "--scope", "enterprise", env={"CLAUDE_MEMORY_ENTERPRISE_PATH": str(enterprise)})
+    assert "read-only" in result.err
