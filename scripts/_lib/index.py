@@ -30,6 +30,9 @@ from . import clock, errors, fsutil, graph, memory, text
 from .config import Config
 from .scopes import Scope
 
+if TYPE_CHECKING:
+    from .scopes import Workspace
+
 SCHEMA_VERSION = 5
 DB_NAME = "catalog.sqlite3"
 INDEX_NAME = "index.json"
@@ -103,7 +106,8 @@ class Entry:
 
     def index_entry(self) -> dict[str, Any]:
         """The entry as index.json stores it (the data model's IndexEntry)."""
-        return {"slug": self.slug, "title": self.title, "type": self.type, "tags": self.tags,
+        title = self.title if len(self.title) <= memory.MAX_TITLE else self.title[: memory.MAX_TITLE - 3] + "..."
+        return {"slug": self.slug, "title": title, "type": self.type, "tags": self.tags,
                 "created": self.created, "updated": self.updated, "filePath": f"{self.root}/{self.relpath}",
                 "hasEmbedding": self.has_embedding}
 
@@ -634,3 +638,24 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
         parts += (entry, b",\n")
     parts[-1] = tail
     return b"".join(parts)  # one copy of the whole file
+
+
+@contextlib.contextmanager
+def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False,
+                 refresh: bool = True) -> Iterator[Catalog | None]:
+    """The scope's catalog (up to date with its files unless `refresh` is False); None when the
+    scope has no directory yet. `create` makes the directory first, for a write."""
+    if create:
+        from .scopes import prepare_for_write
+
+        prepare_for_write(workspace, scope)
+    elif not scope.root.is_dir():
+        yield None
+        return
+    catalog = Catalog.open(scope, workspace.config)
+    try:
+        if refresh:
+            catalog.refresh()
+        yield catalog
+    finally:
+        catalog.close()
