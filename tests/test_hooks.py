@@ -1,0 +1,1108 @@
+"""Every Claude Code hook of the plugin, run the way Claude Code runs it.
+
+Each hook is started as hooks.json states it (`sh hooks/run <name>`) with a payload in
+Claude Code's shape (2.1.330, see shared/reference/hook-payloads.jsonl) on stdin and the
+environment Claude Code gives a plugin hook: CLAUDE_PLUGIN_DATA, CLAUDE_PROJECT_DIR, a
+HOME. `<data>/python` points at this interpreter, as after the bootstrap hook, and a
+`python3` on PATH does too (the launcher's fallback).
+
+Covered: the four acceptance scenarios of US4 (gotcha injection), the memory directory
+guard, Bash context, session start summary and its budget, prompt context, reminders,
+capture (file summaries, subagent findings, session memories), compaction, bootstrap, and
+for every hook in hooks.json: garbage or ill-typed input never breaks Claude (exit 0, no
+output, no traceback, nothing written outside the data directory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import REPO, check_written_files
+
+from _lib import frontmatter, text
+
+RUN = REPO / "hooks" / "run"
+SH = shutil.which("sh") or "/bin/sh"
+HOOKS_JSON = REPO / "hooks" / "hooks.json"
+SESSION_END_BUDGET = 1.5  # seconds Claude Code gives all SessionEnd hooks together
+
+
+def registered_hooks() -> list[tuple[str, str]]:
+    """(event, hook name) for every command handler in hooks.json, in order, without repeats."""
+    found: list[tuple[str, str]] = []
+    for event, groups in json.loads(HOOKS_JSON.read_text())["hooks"].items():
+        for group in groups:
+            for handler in group["hooks"]:
+                args = handler.get("args") or []
+                assert handler["command"] == "sh" and args[0] == "${CLAUDE_PLUGIN_ROOT}/hooks/run", handler
+                if (event, args[1]) not in found:
+                    found.append((event, args[1]))
+    return found
+
+
+@dataclass
+class HookRun:
+    code: int
+    out: str
+    err: str
+    elapsed: float
+
+    @property
+    def answer(self) -> dict[str, Any] | None:
+        """The JSON object printed (exactly one, alone on stdout), or None when silent."""
+        if not self.out.strip():
+            return None
+        lines = self.out.strip().splitlines()
+        assert len(lines) == 1, f"more than one line on stdout: {self.out!r}"
+        data = json.loads(lines[0])
+        assert isinstance(data, dict), data
+        return data
+
+    def context(self, event: str) -> str | None:
+        """The additionalContext for `event`, or None when the hook printed nothing."""
+        answer = self.answer
+        if answer is None:
+            return None
+        specific = answer["hookSpecificOutput"]
+        assert specific["hookEventName"] == event, answer
+        assert isinstance(specific["additionalContext"], str) and specific["additionalContext"], answer
+        assert len(specific["additionalContext"]) <= 10_000  # Claude Code's cap on injected strings
+        return specific["additionalContext"]
+
+
+class Hooks:
+    """A fake HOME, a git project and a plugin data directory; runs hooks and `memory`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.project = root / "project"
+        self.data = root / "plugin-data"
+        self.bin = root / "bin"
+        for directory in (self.home, self.data, self.bin):
+            directory.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(self.project)], check=True)
+        (self.bin / "python3").symlink_to(sys.executable)  # hooks/run's fallback interpreter
+        (self.data / "python").symlink_to(sys.executable)  # what the bootstrap hook records
+        self.session_id = str(uuid.uuid4())
+        self.extra_env: dict[str, str] = {}
+
+    # -- environment and processes --------------------------------------------------------------
+
+    def environ(self, **extra: str) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("CLAUDE", "MEMORY_"))}
+        env.update(HOME=str(self.home), PATH=f"{self.bin}{os.pathsep}{env.get('PATH', '')}",
+                   PYTHONDONTWRITEBYTECODE="1", CLAUDE_PLUGIN_DATA=str(self.data),
+                   CLAUDE_PROJECT_DIR=str(self.project))
+        env.update(self.extra_env)
+        env.update(extra)
+        return env
+
+    def run(self, name: str, payload: Any = None, *, raw: bytes | None = None, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> HookRun:
+        """`sh hooks/run NAME` with `payload` as JSON (or `raw` bytes) on stdin."""
+        data = raw if raw is not None else json.dumps(payload).encode()
+        started = time.perf_counter()
+        proc = subprocess.run([SH, str(RUN), name], input=data, capture_output=True, timeout=120,
+                              cwd=cwd or self.project, env=env or self.environ())
+        elapsed = time.perf_counter() - started
+        result = HookRun(proc.returncode, proc.stdout.decode("utf-8", "replace"),
+                         proc.stderr.decode("utf-8", "replace"), elapsed)
+        assert result.code == 0, f"{name} exited {result.code}: {result.err}"
+        assert "Traceback" not in result.err, result.err
+        return result
+
+    def memory(self, *args: str) -> str:
+        env = self.environ(CLAUDE_MEMORY_PYTHON=sys.executable)
+        proc = subprocess.run([str(REPO / "bin" / "memory"), *args], cwd=self.project, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"memory {' '.join(args)}: {proc.stdout}{proc.stderr}"
+        return proc.stdout
+
+    def write_file(self, relpath: str, content: str) -> Path:
+        path = self.project / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+        return path
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.project / ".claude" / "memory"
+
+    @property
+    def local_dir(self) -> Path:
+        return self.memory_dir / "local"
+
+    def memories(self, directory: Path, memory_type: str) -> list[Path]:
+        """Memory files of one type directly in `directory`."""
+        found = []
+        for path in sorted(directory.glob("*.md")):
+            document = frontmatter.split(path.read_text(encoding="utf-8"))
+            if frontmatter.parse(document.frontmatter or "").get("type") == memory_type:
+                found.append(path)
+        return found
+
+    # -- payloads in Claude Code's shape (2.1.330) ------------------------------------------------
+
+    def common(self, event: str, session_id: str | None = None) -> dict[str, Any]:
+        session = session_id or self.session_id
+        return {"session_id": session,
+                "transcript_path": f"{self.home}/.claude/projects/{str(self.project).replace('/', '-')}/{session}.jsonl",
+                "cwd": str(self.project), "hook_event_name": event}
+
+    def session_start(self, source: str = "startup", **kw: Any) -> dict[str, Any]:
+        payload = dict(self.common("SessionStart", **kw), source=source)
+        if source == "compact":
+            payload.update(prompt_id=str(uuid.uuid4()), model="claude-opus-5-5")
+        return payload
+
+    def prompt(self, text_: str, **kw: Any) -> dict[str, Any]:
+        return dict(self.common("UserPromptSubmit", **kw), prompt_id=str(uuid.uuid4()), permission_mode="default",
+                    prompt=text_)
+
+    def _tool(self, event: str, tool: str, tool_input: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        return dict(self.common(event, **kw), prompt_id=str(uuid.uuid4()), permission_mode="default",
+                    effort={"level": "medium"}, tool_name=tool, tool_input=tool_input,
+                    tool_use_id=f"toolu_{uuid.uuid4().hex[:12]}")
+
+    def pre_tool(self, tool: str, tool_input: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        return self._tool("PreToolUse", tool, tool_input, **kw)
+
+    def post_read(self, path: Path, **kw: Any) -> dict[str, Any]:
+        content = path.read_text() if path.exists() else ""
+        lines = content.count("\n") + 1
+        payload = self._tool("PostToolUse", "Read", {"file_path": str(path)}, **kw)
+        payload.update(tool_response={"type": "text", "file": {"filePath": str(path), "content": content,
+                                                               "numLines": lines, "startLine": 1,
+                                                               "totalLines": lines}}, duration_ms=11)
+        return payload
+
+    def post_bash(self, command: str, stdout: str = "", stderr: str = "", **kw: Any) -> dict[str, Any]:
+        payload = self._tool("PostToolUse", "Bash", {"command": command, "description": "Run a command"}, **kw)
+        payload.update(tool_response={"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False,
+                                      "noOutputExpected": False}, duration_ms=35)
+        return payload
+
+    def post_edit(self, path: Path, tool: str = "Edit", **kw: Any) -> dict[str, Any]:
+        if tool == "Write":
+            tool_input: dict[str, Any] = {"file_path": str(path), "content": "x\n"}
+            response: dict[str, Any] = {"type": "create", "filePath": str(path), "content": "x\n",
+                                        "structuredPatch": [], "originalFile": None, "userModified": False}
+        else:
+            tool_input = {"file_path": str(path), "old_string": "a", "new_string": "b", "replace_all": False}
+            response = {"filePath": str(path), "oldString": "a", "newString": "b", "originalFile": "a\n",
+                        "structuredPatch": [], "userModified": False, "replaceAll": False}
+        return dict(self._tool("PostToolUse", tool, tool_input, **kw), tool_response=response, duration_ms=20)
+
+    def pre_compact(self, trigger: str = "manual", **kw: Any) -> dict[str, Any]:
+        return dict(self.common("PreCompact", **kw), prompt_id=str(uuid.uuid4()), trigger=trigger,
+                    custom_instructions="focus on tests" if trigger == "manual" else "")
+
+    def subagent_stop(self, agent_type: str, message: str, **kw: Any) -> dict[str, Any]:
+        agent_id = uuid.uuid4().hex[:17]
+        return dict(self.common("SubagentStop", **kw), prompt_id=str(uuid.uuid4()), permission_mode="default",
+                    agent_id=agent_id, agent_type=agent_type, effort={"level": "medium"}, stop_hook_active=False,
+                    agent_transcript_path=f"{self.home}/.claude/projects/x/subagents/agent-{agent_id}.jsonl",
+                    last_assistant_message=message, background_tasks=[], session_crons=[])
+
+    def session_end(self, reason: str = "other", **kw: Any) -> dict[str, Any]:
+        return dict(self.common("SessionEnd", **kw), prompt_id=str(uuid.uuid4()), reason=reason)
+
+
+@pytest.fixture
+def hooks(tmp_path: Path) -> Any:
+    environment = Hooks(tmp_path)
+    yield environment
+    problems = check_written_files(environment.home / ".claude" / "memory", environment.memory_dir)
+    assert not problems, "files written by the hooks break their schemas:\n" + "\n".join(problems)
+
+
+def auth_project(hooks: Hooks) -> dict[str, Path]:
+    """src/auth/login.ts, src/auth/session.ts, src/billing/invoice.ts and one gotcha tagged auth."""
+    files = {name: hooks.write_file(path, content) for name, path, content in [
+        ("login", "src/auth/login.ts", "export async function login() { return refreshToken(); }\n"),
+        ("session", "src/auth/session.ts", "export const SESSION_TTL_SECONDS = 3600;\n"),
+        ("invoice", "src/billing/invoice.ts", "export function total(lines: number[]) { return 0; }\n"),
+    ]}
+    hooks.memory("write", "Token refresh must be serialised per user", "--type", "gotcha", "--tags", "auth",
+                 "--content", "Two concurrent refreshes revoke each other because refresh tokens rotate. "
+                              "Symptom: random 401 right after login. Fix: one in-flight refresh per user.")
+    return files
+
+
+GOTCHA = "gotcha-token-refresh-must-be-serialised-per-user"
+
+
+# ---------------------------------------------------------------------------------------------
+# US4: contextual gotcha injection (memory-context, PostToolUse Read)
+# ---------------------------------------------------------------------------------------------
+
+def test_us4_1_gotcha_tagged_auth_is_shown_when_reading_a_file_in_src_auth(hooks: Hooks) -> None:
+    files = auth_project(hooks)
+    result = hooks.run("memory-context", hooks.post_read(files["login"]))
+    warning = result.context("PostToolUse")
+    assert warning is not None, "no gotcha injected for src/auth/login.ts"
+    assert warning.startswith("Known gotchas for src/auth/login.ts")
+    assert f"Token refresh must be serialised per user [{GOTCHA}, project]" in warning
+    assert "Two concurrent refreshes revoke each other" in warning  # the gist, not just the title
+
+
+def test_us4_2_a_gotcha_shown_in_this_session_is_not_repeated(hooks: Hooks) -> None:
+    files = auth_project(hooks)
+    assert hooks.run("memory-context", hooks.post_read(files["login"])).context("PostToolUse")
+    again = hooks.run("memory-context", hooks.post_read(files["session"]))
+    assert again.out == "", "the same gotcha was repeated on another auth file in the same session"
+    assert hooks.run("memory-context", hooks.post_read(files["login"])).out == ""
+    # Another session is told again.
+    other = hooks.run("memory-context", hooks.post_read(files["session"], session_id=str(uuid.uuid4())))
+    assert GOTCHA in (other.context("PostToolUse") or "")
+
+
+def test_us4_3_nothing_is_injected_when_no_gotcha_is_relevant(hooks: Hooks) -> None:
+    files = auth_project(hooks)
+    assert hooks.run("memory-context", hooks.post_read(files["invoice"])).out == ""
+    readme = hooks.write_file("README.md", "# Project\n")
+    assert hooks.run("memory-context", hooks.post_read(readme)).out == ""
+    # Not a gotcha: a decision tagged auth is not a warning.
+    hooks.memory("write", "Use OAuth2 with PKCE", "--type", "decision", "--tags", "billing",
+                 "--content", "PKCE everywhere.")
+    assert hooks.run("memory-context", hooks.post_read(files["invoice"])).out == ""
+
+
+def test_us4_3_nothing_is_injected_when_memory_is_empty(hooks: Hooks) -> None:
+    path = hooks.write_file("src/auth/login.ts", "x\n")
+    assert hooks.run("memory-context", hooks.post_read(path)).out == ""
+
+
+def test_us4_4_top_three_gotchas_by_relevance(hooks: Hooks) -> None:
+    path = hooks.write_file("src/auth/login.ts", "export function login() {}\n")
+    gotchas = [  # (title, tags, paths): best first
+        ("Login handler must rate limit", "auth,login", ["src/auth/login.ts"]),  # glob + directory + file
+        ("Login form double submit", "auth,login", []),                          # directory + file
+        ("Auth cookies need SameSite", "auth", []),                              # directory
+        ("TypeScript enums break tree shaking", "typescript", []),               # language only
+        ("Invoice totals use integer cents", "billing", []),                     # unrelated
+    ]
+    for title, tags, paths in gotchas:
+        extra = [arg for glob in paths for arg in ("--paths", glob)]
+        hooks.memory("write", title, "--type", "gotcha", "--tags", tags, "--content", f"{title}: details.", *extra)
+    warning = hooks.run("memory-context", hooks.post_read(path)).context("PostToolUse") or ""
+    shown = [line.split("[", 1)[1].split(",", 1)[0] for line in warning.splitlines() if line.startswith("- ")]
+    assert shown == ["gotcha-login-handler-must-rate-limit", "gotcha-login-form-double-submit",
+                     "gotcha-auth-cookies-need-samesite"], warning
+    # The ones left out come later in the session, still by relevance.
+    later = hooks.run("memory-context", hooks.post_read(path)).context("PostToolUse") or ""
+    assert "gotcha-typescript-enums-break-tree-shaking" in later and "invoice" not in later
+
+
+def test_gotcha_limit_follows_config(hooks: Hooks) -> None:
+    path = hooks.write_file("src/auth/login.ts", "x\n")
+    for index in range(3):
+        hooks.memory("write", f"Auth pitfall number {index}", "--type", "gotcha", "--tags", "auth",
+                     "--content", "details")
+    hooks.memory("config", "injection.gotchas_per_read", "1", "--scope", "project")
+    warning = hooks.run("memory-context", hooks.post_read(path)).context("PostToolUse") or ""
+    assert sum(line.startswith("- ") for line in warning.splitlines()) == 1
+
+
+def test_gotchas_of_every_readable_scope_are_shown(hooks: Hooks) -> None:
+    path = hooks.write_file("src/auth/login.ts", "x\n")
+    hooks.memory("write", "Global auth pitfall", "--type", "gotcha", "--tags", "auth", "--content", "g",
+                 "--scope", "global")
+    hooks.memory("write", "Local auth pitfall", "--type", "gotcha", "--tags", "auth", "--content", "l",
+                 "--scope", "local")
+    warning = hooks.run("memory-context", hooks.post_read(path)).context("PostToolUse") or ""
+    assert "[gotcha-global-auth-pitfall, global]" in warning
+    assert "[gotcha-local-auth-pitfall, local]" in warning
+
+
+def test_reading_a_memory_file_injects_nothing(hooks: Hooks) -> None:
+    auth_project(hooks)
+    memory_file = hooks.memory_dir / f"{GOTCHA}.md"
+    assert hooks.run("memory-context", hooks.post_read(memory_file)).out == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# protect-memory-directory (PreToolUse)
+# ---------------------------------------------------------------------------------------------
+
+def _decision(result: HookRun) -> tuple[str, str] | None:
+    answer = result.answer
+    if answer is None:
+        return None
+    specific = answer["hookSpecificOutput"]
+    assert specific["hookEventName"] == "PreToolUse"
+    return specific["permissionDecision"], specific["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("tool,key", [("Write", "file_path"), ("Edit", "file_path"), ("MultiEdit", "file_path"),
+                                      ("NotebookEdit", "notebook_path")])
+@pytest.mark.parametrize("scope,where", [("project", "project/.claude/memory/x.md"),
+                                         ("local", "project/.claude/memory/local/x.md"),
+                                         ("project", "project/.claude/memory/nodes/decision/y.md"),
+                                         ("global", "home/.claude/memory/x.md")])
+def test_file_tools_are_denied_in_every_scope_directory(hooks: Hooks, tool: str, key: str, scope: str,
+                                                        where: str) -> None:
+    target = hooks.root / where
+    result = hooks.run("protect-memory-directory", hooks.pre_tool(tool, {key: str(target), "content": "x"}))
+    decision = _decision(result)
+    assert decision is not None, f"{tool} into {where} was not denied"
+    verdict, reason = decision
+    assert verdict == "deny"
+    assert f"in the {scope} memory directory" in reason and "memory write" in reason, reason
+    assert not target.exists()
+
+
+def test_enterprise_directory_is_protected_when_enabled(hooks: Hooks) -> None:
+    enterprise = hooks.root / "enterprise"
+    enterprise.mkdir()
+    hooks.extra_env["CLAUDE_MEMORY_ENTERPRISE_PATH"] = str(enterprise)
+    hooks.memory("config", "scopes.enterprise.enabled", "true", "--scope", "global")
+    write = hooks.run("protect-memory-directory", hooks.pre_tool("Write", {"file_path": str(enterprise / "x.md"),
+                                                                           "content": "x"}))
+    assert _decision(write) is not None and "enterprise memory directory" in _decision(write)[1]
+    remove = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": f"rm {enterprise}/x.md"}))
+    assert _decision(remove) is not None and "enterprise" in _decision(remove)[1]
+
+
+def test_claude_config_dir_moves_the_protected_global_directory(hooks: Hooks) -> None:
+    config_dir = hooks.root / "config"
+    hooks.extra_env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+    denied = hooks.run("protect-memory-directory",
+                       hooks.pre_tool("Write", {"file_path": str(config_dir / "memory" / "x.md"), "content": "x"}))
+    assert _decision(denied) is not None and "global memory directory" in _decision(denied)[1]
+
+
+def test_a_symlink_into_the_memory_directory_is_seen_through(hooks: Hooks) -> None:
+    hooks.memory_dir.mkdir(parents=True)
+    (hooks.project / "notes").symlink_to(hooks.memory_dir)
+    result = hooks.run("protect-memory-directory",
+                       hooks.pre_tool("Write", {"file_path": str(hooks.project / "notes" / "x.md"), "content": "x"}))
+    assert _decision(result) is not None
+
+
+@pytest.mark.parametrize("path", ["src/auth/login.ts", ".claude/settings.json", ".claude/memory-notes.md",
+                                  "docs/.claude/memoryx/a.md"])
+def test_file_tools_elsewhere_are_allowed(hooks: Hooks, path: str) -> None:
+    target = hooks.project / path
+    for tool in ("Write", "Edit"):
+        assert hooks.run("protect-memory-directory",
+                         hooks.pre_tool(tool, {"file_path": str(target), "content": "x"})).out == ""
+
+
+DENIED_COMMANDS = [
+    "echo note > .claude/memory/a.md",
+    "echo note >> ~/.claude/memory/a.md",
+    'echo note > "$HOME/.claude/memory/a.md"',
+    "echo note>.claude/memory/a.md",
+    "cat > .claude/memory/a.md <<'EOF'\n# Note\nEOF",
+    "cat draft.md | tee .claude/memory/a.md",
+    "echo x | sudo tee -a .claude/memory/a.md",
+    "rm .claude/memory/a.md",
+    "rm -rf .claude/memory",
+    "rm .claude/memory/local/a.md",
+    "rm ~/.claude/memory/a.md",
+    "FOO=1 rm {project}/.claude/memory/a.md",
+    "mv draft.md .claude/memory/",
+    "mv .claude/memory/a.md /tmp/",
+    "cp draft.md .claude/memory/a.md",
+    "cp -r notes/ .claude/memory",
+    "rsync -a notes/ .claude/memory/",
+    "sed -i 's/old/new/' .claude/memory/a.md",
+    "sed -i.bak s/old/new/ .claude/memory/a.md",
+    "perl -pi -e 's/old/new/' .claude/memory/a.md",
+    "git rm .claude/memory/a.md",
+    "git mv draft.md .claude/memory/b.md",
+    "git checkout -- .claude/memory/a.md",
+    "find .claude/memory -name '*.md' -delete",
+    "find .claude/memory -name '*.md' -exec rm {} \\;",
+    "touch .claude/memory/a.md",
+    "truncate -s 0 .claude/memory/a.md",
+    "dd if=/dev/zero of=.claude/memory/a.md",
+    "ln -s /tmp/x .claude/memory/y.md",
+    "chmod 000 .claude/memory/a.md",
+    "mkdir -p .claude/memory/new && echo x > .claude/memory/new/a.md",
+    "ls && rm .claude/memory/a.md",
+]
+
+
+@pytest.mark.parametrize("command", DENIED_COMMANDS)
+def test_bash_commands_that_change_memory_files_are_denied(hooks: Hooks, command: str) -> None:
+    command = command.replace("{project}", str(hooks.project))
+    result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command,
+                                                                           "description": "Change a note"}))
+    decision = _decision(result)
+    assert decision is not None, f"not denied: {command}"
+    assert decision[0] == "deny" and "memory directory" in decision[1] and "memory write" in decision[1]
+
+
+ALLOWED_COMMANDS = [
+    "cat .claude/memory/a.md",
+    "grep -rn auth .claude/memory",
+    "ls -la .claude/memory ~/.claude/memory",
+    "head -5 ~/.claude/memory/a.md",
+    "wc -l .claude/memory/*.md",
+    "sed -n 1,5p .claude/memory/a.md",
+    "find .claude/memory -name '*.md'",
+    "diff .claude/memory/a.md draft.md",
+    "cp .claude/memory/a.md /tmp/backup.md",
+    "cat .claude/memory/a.md > /tmp/copy.md",
+    "git diff -- .claude/memory",
+    "git log --oneline -- .claude/memory",
+    "git add .claude/memory/a.md",
+    "memory write 'Use OAuth2' --type decision --tags auth --content 'PKCE everywhere'",
+    "memory update decision-use-oauth2 --append 'Refresh after 7 days'",
+    "memory delete gotcha-old",
+    "memory file write .claude/memory/notes/plan.md --content '# Plan'",
+    "memory health && memory search auth",
+    "echo hi > notes.txt",
+    "rm -rf build dist",
+    "rm .claude/memory-notes.md",
+    "npm test",
+]
+
+
+@pytest.mark.parametrize("command", ALLOWED_COMMANDS)
+def test_bash_commands_that_only_read_memory_are_allowed(hooks: Hooks, command: str) -> None:
+    result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command,
+                                                                           "description": "Look"}))
+    assert result.out == "", f"denied: {command}: {result.out}"
+
+
+GUARD_GAPS = "guard.bash_target judges every word against the session cwd: `cd` and subshells are not followed"
+
+
+@pytest.mark.xfail(strict=True, reason=GUARD_GAPS)
+@pytest.mark.parametrize("command", ["cd .claude/memory && rm a.md",
+                                     "(rm .claude/memory/a.md)",
+                                     "sh -c 'rm .claude/memory/a.md'",
+                                     "tar -xf notes.tar -C .claude/memory"])
+def test_bash_guard_gaps(hooks: Hooks, command: str) -> None:
+    """Known gaps of the Bash guard (shared code, reported to the lead; see the final report)."""
+    result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command}))
+    assert _decision(result) is not None, f"not denied: {command}"
+
+
+def test_reads_and_other_tools_pass_the_guard(hooks: Hooks) -> None:
+    target = str(hooks.memory_dir / "a.md")
+    for tool, tool_input in [("Read", {"file_path": target}), ("Grep", {"pattern": "x", "path": target}),
+                             ("Glob", {"pattern": "*.md", "path": str(hooks.memory_dir)})]:
+        assert hooks.run("protect-memory-directory", hooks.pre_tool(tool, tool_input)).out == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# memory-context-bash (PostToolUse Bash)
+# ---------------------------------------------------------------------------------------------
+
+def bash_project(hooks: Hooks) -> None:
+    """Three gotchas among 15 unrelated memories (error matching ranks against the whole store)."""
+    _bulk_memories(hooks, 15)
+    hooks.write_file("src/auth/login.ts", "x\n")
+    hooks.memory("write", "Compose needs the db healthcheck", "--type", "gotcha", "--tags", "docker",
+                 "--content", "docker compose up starts the api before postgres accepts connections; "
+                              "add depends_on condition service_healthy.")
+    hooks.memory("write", "Token refresh must be serialised", "--type", "gotcha", "--tags", "auth",
+                 "--content", "Concurrent refreshes revoke each other.")
+    hooks.memory("write", "Redis connection refused in tests", "--type", "gotcha", "--tags", "testing",
+                 "--content", "ECONNREFUSED 127.0.0.1:6379 during the integration tests means the redis "
+                              "container is not running: start it with make redis.")
+
+
+def test_bash_gotcha_for_the_program_used(hooks: Hooks) -> None:
+    bash_project(hooks)
+    warning = hooks.run("memory-context-bash", hooks.post_bash("docker compose up -d", "started")).context(
+        "PostToolUse") or ""
+    assert warning.startswith("Known gotchas for `docker compose up -d`")
+    assert "gotcha-compose-needs-the-db-healthcheck" in warning
+    assert "gotcha-token-refresh-must-be-serialised" not in warning
+
+
+def test_bash_gotcha_for_a_path_in_the_command(hooks: Hooks) -> None:
+    bash_project(hooks)
+    warning = hooks.run("memory-context-bash", hooks.post_bash("cat src/auth/login.ts", "x")).context(
+        "PostToolUse") or ""
+    assert "gotcha-token-refresh-must-be-serialised" in warning
+
+
+CLOSED_CATALOG_BUG = ("gotchas.for_command looks up error-text matches in catalogs that _gotchas() already closed "
+                      "(sqlite3.ProgrammingError: Cannot operate on a closed database): the hook fails open, "
+                      "`memory gotchas --command C --output O` prints a traceback")
+
+
+@pytest.mark.xfail(strict=True, reason=CLOSED_CATALOG_BUG)
+def test_bash_gotcha_for_the_error_in_the_output(hooks: Hooks) -> None:
+    bash_project(hooks)
+    error = ("FAIL tests/cache.test.ts\nError: connect ECONNREFUSED 127.0.0.1:6379\n"
+             "    at TCPConnectWrap.afterConnect\n")
+    warning = hooks.run("memory-context-bash", hooks.post_bash("npm run test:integration", "", error)).context(
+        "PostToolUse") or ""
+    assert "gotcha-redis-connection-refused-in-tests" in warning
+
+
+@pytest.mark.xfail(strict=True, reason=CLOSED_CATALOG_BUG)
+def test_memory_gotchas_cli_matches_error_output(hooks: Hooks) -> None:
+    """`memory gotchas` promises "the same matching as the hooks"; the CLI shows the crash directly."""
+    bash_project(hooks)
+    output = hooks.memory("gotchas", "--command", "npm run test:integration",
+                          "--output", "Error: connect ECONNREFUSED 127.0.0.1:6379")
+    assert "gotcha-redis-connection-refused-in-tests" in output
+
+
+SMALL_STORE_GAP = ("error-output matching needs an absolute BM25 score (gotchas.MIN_ERROR_SCORE = 3.0), which "
+                   "a store of a few memories cannot reach: idf is too low")
+
+
+@pytest.mark.xfail(strict=True, reason=SMALL_STORE_GAP)
+def test_bash_gotcha_for_the_error_in_the_output_of_a_small_store(hooks: Hooks) -> None:
+    """A new project whose only memory is the gotcha naming the exact error."""
+    hooks.memory("write", "Redis connection refused in tests", "--type", "gotcha", "--tags", "testing",
+                 "--content", "ECONNREFUSED 127.0.0.1:6379 during the integration tests means the redis "
+                              "container is not running: start it with make redis.")
+    error = "Error: connect ECONNREFUSED 127.0.0.1:6379\n"
+    warning = hooks.run("memory-context-bash", hooks.post_bash("npm run test:integration", "", error)).context(
+        "PostToolUse") or ""
+    assert "gotcha-redis-connection-refused-in-tests" in warning
+
+
+def test_bash_context_is_silent_for_unrelated_commands_and_repeats(hooks: Hooks) -> None:
+    bash_project(hooks)
+    assert hooks.run("memory-context-bash", hooks.post_bash("ls -la", "a\nb")).out == ""
+    assert hooks.run("memory-context-bash", hooks.post_bash("memory search docker", "...")).out == ""
+    assert hooks.run("memory-context-bash", hooks.post_bash("docker compose ps", "up")).context("PostToolUse")
+    assert hooks.run("memory-context-bash", hooks.post_bash("docker compose logs api", "x")).out == ""
+
+
+def test_read_and_bash_share_the_session_deduplication(hooks: Hooks) -> None:
+    bash_project(hooks)
+    login = hooks.project / "src/auth/login.ts"
+    assert hooks.run("memory-context", hooks.post_read(login)).context("PostToolUse")
+    assert hooks.run("memory-context-bash", hooks.post_bash("cat src/auth/login.ts", "x")).out == ""
+
+
+FAILURE_GAP = ("a failing Bash command fires PostToolUseFailure (payload `error`, no `tool_response`), "
+               "which hooks.json does not register: error output never reaches memory-context-bash")
+
+
+@pytest.mark.xfail(strict=True, reason=FAILURE_GAP)
+def test_bash_gotcha_for_a_failed_command(hooks: Hooks) -> None:
+    """Observed with 2.1.330: `ls missing` (exit 2) fires PostToolUseFailure, not PostToolUse."""
+    bash_project(hooks)
+    events = {event for event, name in registered_hooks() if name == "memory-context-bash"}
+    assert "PostToolUseFailure" in events, events
+    payload = hooks._tool("PostToolUseFailure", "Bash", {"command": "npm run test:integration",
+                                                         "description": "Run the integration tests"})
+    payload.update(error="Exit code 1\nError: connect ECONNREFUSED 127.0.0.1:6379", is_interrupt=False,
+                   duration_ms=900)
+    warning = hooks.run("memory-context-bash", payload).context("PostToolUseFailure") or ""
+    assert "gotcha-redis-connection-refused-in-tests" in warning
+
+
+# ---------------------------------------------------------------------------------------------
+# start-memory-index (SessionStart)
+# ---------------------------------------------------------------------------------------------
+
+def _bulk_memories(hooks: Hooks, count: int) -> None:
+    """`count` hand-written memories with long titles, then a reindex (faster than `memory write`)."""
+    hooks.memory_dir.mkdir(parents=True, exist_ok=True)
+    kinds = ["decision", "gotcha", "learning", "hub", "artifact"]
+    for index in range(count):
+        kind = kinds[index % len(kinds)]
+        title = f"{kind.title()} {index} about the payment retry policy and the idempotency keys of every provider"
+        (hooks.memory_dir / f"{kind}-bulk-{index}.md").write_text(
+            f"---\ntype: {kind}\ntags:\n  - payments\ncreated: \"2026-03-0{index % 9 + 1}T10:00:00Z\"\n"
+            f"updated: \"2026-03-0{index % 9 + 1}T10:00:00Z\"\n---\n\n# {title}\n\nBody {index}.\n")
+    hooks.memory("reindex")
+
+
+def test_session_start_summary_shape(hooks: Hooks) -> None:
+    auth_project(hooks)
+    hooks.memory("write", "Use OAuth2 with PKCE for all clients", "--type", "decision", "--tags", "auth",
+                 "--content", "PKCE everywhere.")
+    result = hooks.run("start-memory-index", hooks.session_start("startup"))
+    answer = result.answer
+    assert answer is not None and set(answer) == {"hookSpecificOutput"}
+    assert set(answer["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    summary = result.context("SessionStart") or ""
+    assert summary.startswith("# Memory")
+    assert "Memories: project 2 (1 decision, 1 gotcha)" in summary or \
+        "Memories: project 2 (1 gotcha, 1 decision)" in summary, summary
+    assert "## Key decisions" in summary and "[decision-use-oauth2-with-pkce-for-all-clients]" in summary
+    assert GOTCHA in summary and "(today)" in summary
+
+
+@pytest.mark.parametrize("budget", [None, 150])
+def test_session_start_summary_fits_its_token_budget(hooks: Hooks, budget: int | None) -> None:
+    _bulk_memories(hooks, 80)
+    if budget:
+        hooks.memory("config", "injection.session_start_max_tokens", str(budget), "--scope", "project")
+    limit = budget or 500  # the default of injection.session_start_max_tokens
+    summary = hooks.run("start-memory-index", hooks.session_start("startup")).context("SessionStart") or ""
+    assert summary.startswith("# Memory") and "Memories: project 80" in summary
+    tokens = text.estimate_tokens(summary)
+    assert tokens <= limit, f"{tokens} estimated tokens > {limit}"
+    assert tokens > limit * 0.6, f"budget {limit} left mostly unused ({tokens}) with 80 memories"
+
+
+def _edit_manual_section(hooks: Hooks, text_: str) -> None:
+    index_md = hooks.memory_dir / "index.md"
+    start, end = "<!-- memory:manual:start -->", "<!-- memory:manual:end -->"
+    head, rest = index_md.read_text().split(start, 1)
+    index_md.write_text(head + start + "\n" + text_ + "\n" + end + rest.split(end, 1)[1])
+
+
+def test_session_start_carries_the_hand_written_project_context(hooks: Hooks) -> None:
+    prompt_project(hooks)  # a decision: index.md is generated
+    _edit_manual_section(hooks, "## Project context\nE-commerce API in TypeScript; pnpm, never npm.")
+    summary = hooks.run("start-memory-index", hooks.session_start("startup")).context("SessionStart") or ""
+    assert "E-commerce API in TypeScript; pnpm, never npm." in summary
+
+
+@pytest.mark.xfail(strict=True, reason="context.session_start injects index.md's untouched placeholder and "
+                                       "repeats the '## Project context' heading the manual section already has")
+def test_session_start_project_context_is_clean(hooks: Hooks) -> None:
+    prompt_project(hooks)
+    summary = hooks.run("start-memory-index", hooks.session_start("startup")).context("SessionStart") or ""
+    assert "edit this part by hand" not in summary, summary  # the template is not context
+    _edit_manual_section(hooks, "## Project context\nE-commerce API in TypeScript.")
+    summary = hooks.run("start-memory-index", hooks.session_start("startup")).context("SessionStart") or ""
+    assert summary.count("## Project context") == 1, summary
+
+
+def test_session_start_is_silent_without_memories(hooks: Hooks) -> None:
+    for source in ("startup", "resume", "clear", "compact"):
+        assert hooks.run("start-memory-index", hooks.session_start(source)).out == ""
+
+
+def test_session_start_exports_the_prepared_interpreter_for_the_bash_tool(hooks: Hooks) -> None:
+    env_file = hooks.root / "session-env" / "sessionstart-hook-0.sh"
+    env_file.parent.mkdir()
+    hooks.run("start-memory-index", hooks.session_start("startup"),
+              env=hooks.environ(CLAUDE_ENV_FILE=str(env_file)))
+    assert f"export CLAUDE_MEMORY_PYTHON='{hooks.data / 'python'}'" in env_file.read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# memory-prompt-context (UserPromptSubmit)
+# ---------------------------------------------------------------------------------------------
+
+DECISION = "decision-use-oauth2-with-pkce-for-all-clients"
+
+
+def prompt_project(hooks: Hooks) -> None:
+    hooks.memory("write", "Use OAuth2 with PKCE for all clients", "--type", "decision", "--tags", "auth,api",
+                 "--content", "Every client (web, mobile, CLI) authenticates with OAuth2 authorization code "
+                              "and PKCE. Implicit flow rejected: tokens leak through redirects.")
+
+
+def test_prompt_context_injects_the_relevant_memory(hooks: Hooks) -> None:
+    prompt_project(hooks)
+    context = hooks.run("memory-prompt-context", hooks.prompt("How do the clients authenticate with OAuth2?")
+                        ).context("UserPromptSubmit") or ""
+    assert f"[{DECISION}, project, updated today]" in context
+    assert "Implicit flow rejected" in context
+
+
+@pytest.mark.parametrize("prompt", ["hi", "thanks, looks good", "fix the typo in README", "   ", "/clear"])
+def test_prompt_context_is_silent_on_irrelevant_prompts(hooks: Hooks, prompt: str) -> None:
+    prompt_project(hooks)
+    assert hooks.run("memory-prompt-context", hooks.prompt(prompt)).out == ""
+
+
+def test_prompt_context_once_per_session_unless_the_memory_changed(hooks: Hooks) -> None:
+    prompt_project(hooks)
+    question = "Why do the mobile clients use PKCE with OAuth2?"
+    assert hooks.run("memory-prompt-context", hooks.prompt(question)).context("UserPromptSubmit")
+    assert hooks.run("memory-prompt-context", hooks.prompt(question)).out == ""
+    assert hooks.run("memory-prompt-context", hooks.prompt("OAuth2 PKCE for the CLI client?")).out == ""
+    hooks.memory("update", DECISION, "--append", "The CLI uses the device code flow with PKCE.")
+    again = hooks.run("memory-prompt-context", hooks.prompt(question)).context("UserPromptSubmit") or ""
+    assert DECISION in again
+    other_session = hooks.prompt(question, session_id=str(uuid.uuid4()))
+    assert DECISION in (hooks.run("memory-prompt-context", other_session).context("UserPromptSubmit") or "")
+
+
+def test_prompt_context_skips_task_notifications(hooks: Hooks) -> None:
+    prompt_project(hooks)
+    notification = ("<task-notification>\n<task-id>ae258d1585810e1e5</task-id>\n<status>completed</status>\n"
+                    "<summary>Agent \"Review OAuth2 PKCE clients\" completed</summary>\n</task-notification>")
+    assert hooks.run("memory-prompt-context", hooks.prompt(notification)).out == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# reminders (UserPromptSubmit) and the memory-check flag (PostToolUse)
+# ---------------------------------------------------------------------------------------------
+
+def _edit(hooks: Hooks, count: int, start: int = 0) -> None:
+    for index in range(start, start + count):
+        path = hooks.project / f"src/module_{index}.py"
+        result = hooks.run("clear-memory-check-flag", hooks.post_edit(path, "Write" if index % 2 else "Edit"))
+        assert result.out == ""
+
+
+def _skill_reminder(hooks: Hooks, prompt: str = "continue with the next step") -> str | None:
+    return hooks.run("memory-skill-reminder", hooks.prompt(prompt)).context("UserPromptSubmit")
+
+
+def test_skill_reminder_only_after_five_edits(hooks: Hooks) -> None:
+    _edit(hooks, 4)
+    assert _skill_reminder(hooks) is None
+    _edit(hooks, 1, start=4)
+    reminder = _skill_reminder(hooks) or ""
+    assert "5 file edits since the last memory was saved" in reminder and "memory write" in reminder
+
+
+def test_skill_reminder_is_rare(hooks: Hooks) -> None:
+    shown = 0
+    for prompt in range(12):
+        _edit(hooks, 2, start=prompt * 2)
+        shown += _skill_reminder(hooks) is not None
+    assert 1 <= shown <= 2, f"{shown} reminders in 12 prompts"
+
+
+def test_skill_reminder_ignores_task_notifications(hooks: Hooks) -> None:
+    _edit(hooks, 6)
+    assert _skill_reminder(hooks, "<task-notification>\n<status>completed</status>\n</task-notification>") is None
+
+
+def test_memory_write_clears_the_flag(hooks: Hooks) -> None:
+    _edit(hooks, 6)
+    output = hooks.memory("write", "Module loader needs absolute imports", "--type", "learning",
+                          "--tags", "python", "--content", "Relative imports break the plugin loader.")
+    command = ("memory write \"Module loader needs absolute imports\" --type learning --tags python "
+               "--content \"Relative imports break the plugin loader.\"")
+    assert hooks.run("clear-memory-check-flag", hooks.post_bash(command, output)).out == ""
+    assert _skill_reminder(hooks) is None
+    state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text())
+    assert state["edits_since_capture"] == 0
+    assert state["memories_written"] == ["learning-module-loader-needs-absolute-imports"]
+
+
+def test_other_bash_commands_do_not_clear_the_flag(hooks: Hooks) -> None:
+    _edit(hooks, 5)
+    hooks.run("clear-memory-check-flag", hooks.post_bash("memory search loader", "No memories match."))
+    hooks.run("clear-memory-check-flag", hooks.post_bash("git commit -m 'write memory tests'", "ok"))
+    assert _skill_reminder(hooks) is not None
+
+
+@pytest.mark.parametrize("prompt", ["Should we use Redis or Postgres for the session store?",
+                                    "What are the trade-offs between a monorepo and separate repos?",
+                                    "Which approach is better for the retry logic, pros and cons?"])
+def test_think_reminder_on_design_questions(hooks: Hooks, prompt: str) -> None:
+    reminder = hooks.run("memory-think-reminder", hooks.prompt(prompt)).context("UserPromptSubmit") or ""
+    assert "memory think" in reminder
+
+
+@pytest.mark.parametrize("prompt", ["fix the typo in README", "run the tests", "hi"])
+def test_no_think_reminder_otherwise(hooks: Hooks, prompt: str) -> None:
+    assert hooks.run("memory-think-reminder", hooks.prompt(prompt)).out == ""
+
+
+@pytest.mark.xfail(strict=True, reason="memory-think-reminder does not skip <task-notification> prompts")
+def test_no_think_reminder_on_task_notifications(hooks: Hooks) -> None:
+    """A background agent's completion arrives as a synthetic prompt (§5.1); it is not the user asking."""
+    notification = ("<task-notification>\n<task-id>ae258d1585810e1e5</task-id>\n<status>completed</status>\n"
+                    "<summary>Agent \"Should we use Redis or Postgres?\" completed</summary>\n</task-notification>")
+    assert hooks.run("memory-think-reminder", hooks.prompt(notification)).out == ""
+
+
+def test_think_reminder_is_rare(hooks: Hooks) -> None:
+    questions = [f"Should we use option {index} or option {index + 1} for the cache?" for index in range(10)]
+    shown = sum(hooks.run("memory-think-reminder", hooks.prompt(question)).out != "" for question in questions)
+    assert shown == 1, f"{shown} think reminders for 10 design questions in one session"
+
+
+def test_hooks_of_one_event_run_in_parallel_without_losing_state(hooks: Hooks) -> None:
+    """Claude Code starts every matching hook of an event at once; they share the session state."""
+    prompt_project(hooks)
+    _edit(hooks, 2)
+    for round_ in range(6):
+        payload = json.dumps(hooks.prompt(f"Should we keep OAuth2 with PKCE for client {round_}?")).encode()
+        running = [subprocess.Popen([SH, str(RUN), name], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, cwd=hooks.project, env=hooks.environ())
+                   for name in ("memory-prompt-context", "memory-skill-reminder", "memory-think-reminder",
+                                "memory-prompt-context")]
+        for process in running:
+            out, err = process.communicate(payload, timeout=60)
+            assert process.returncode == 0 and err == b"", err
+            assert not out or json.loads(out)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text())
+    assert state["prompts"] == 6 and state["think_prompts"] == 6, state
+    assert state["edits_since_capture"] == 2 and len(state["files_changed"]) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# compaction and session end
+# ---------------------------------------------------------------------------------------------
+
+def _busy_session(hooks: Hooks) -> None:
+    hooks.run("start-memory-index", hooks.session_start("startup"))
+    hooks.run("memory-skill-reminder", hooks.prompt("refactor the login flow"))
+    for path in ("src/auth/login.ts", "src/auth/session.ts"):
+        hooks.run("clear-memory-check-flag", hooks.post_edit(hooks.project / path))
+    output = hooks.memory("write", "Login keeps one refresh in flight", "--type", "learning", "--tags", "auth",
+                          "--content", "RefreshQueue serialises refreshes per user.")
+    hooks.run("clear-memory-check-flag", hooks.post_bash('memory write "Login keeps one refresh in flight"', output))
+
+
+def test_pre_compact_notes_come_back_after_compaction(hooks: Hooks) -> None:
+    _busy_session(hooks)
+    assert hooks.run("pre-compact-memory", hooks.pre_compact("manual")).out == ""
+    [saved] = hooks.memories(hooks.local_dir, "session")
+    notes = saved.read_text()
+    assert "src/auth/login.ts" in notes and "[[learning-login-keeps-one-refresh-in-flight]]" in notes
+    summary = hooks.run("start-memory-index", hooks.session_start("compact")).context("SessionStart") or ""
+    assert "## Before compaction this session" in summary
+    assert "src/auth/login.ts" in summary and "src/auth/session.ts" in summary
+    assert f"memory read {saved.stem}" in summary
+    # A new session does not inherit them.
+    fresh = hooks.run("start-memory-index", hooks.session_start("startup", session_id=str(uuid.uuid4())))
+    assert "Before compaction" not in (fresh.context("SessionStart") or "")
+
+
+def test_session_end_writes_the_session_memory_quickly(hooks: Hooks) -> None:
+    _busy_session(hooks)
+    result = hooks.run("end-memory", hooks.session_end("other"))
+    assert result.out == ""
+    assert result.elapsed < SESSION_END_BUDGET, f"end-memory took {result.elapsed:.2f}s"
+    [saved] = hooks.memories(hooks.local_dir, "session")
+    notes = saved.read_text()
+    assert "## Files changed" in notes and "src/auth/session.ts" in notes
+    assert "## Memories written" in notes and "[[learning-login-keeps-one-refresh-in-flight]]" in notes
+    assert not (hooks.data / "sessions" / f"{hooks.session_id}.json").exists()
+    assert "session" in hooks.memory("list", "--type", "session", "--scope", "local")
+
+
+def test_session_end_after_pre_compact_updates_one_session_memory(hooks: Hooks) -> None:
+    _busy_session(hooks)
+    hooks.run("pre-compact-memory", hooks.pre_compact("auto"))
+    hooks.run("clear-memory-check-flag", hooks.post_edit(hooks.project / "src/billing/invoice.ts", "Write"))
+    hooks.run("end-memory", hooks.session_end("other"))
+    [saved] = hooks.memories(hooks.local_dir, "session")
+    assert "src/billing/invoice.ts" in saved.read_text()
+
+
+def test_an_idle_session_leaves_no_memory(hooks: Hooks) -> None:
+    hooks.run("start-memory-index", hooks.session_start("startup"))
+    hooks.run("memory-prompt-context", hooks.prompt("hi"))
+    hooks.run("memory-skill-reminder", hooks.prompt("hi"))
+    hooks.run("pre-compact-memory", hooks.pre_compact("auto"))
+    result = hooks.run("end-memory", hooks.session_end("prompt_input_exit"))
+    assert result.out == "" and result.elapsed < SESSION_END_BUDGET
+    assert not hooks.local_dir.exists() or not hooks.memories(hooks.local_dir, "session")
+
+
+def test_a_resumed_session_keeps_its_state(hooks: Hooks) -> None:
+    _busy_session(hooks)
+    hooks.run("end-memory", hooks.session_end("resume"))
+    assert (hooks.data / "sessions" / f"{hooks.session_id}.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# capture-file-summary (PostToolUse Read) and capture-subagent (SubagentStop)
+# ---------------------------------------------------------------------------------------------
+
+def _large_python(functions: int = 700, purpose: str = "Order processing: validation, pricing and persistence") -> str:
+    parts = [f'"""{purpose} of customer orders."""\n',
+             "import json\nfrom decimal import Decimal\n\n"]
+    for index in range(functions):
+        parts.append(f"def handle_{index}(order: dict) -> Decimal:\n"
+                     f"    \"\"\"Step {index} of the order pipeline.\"\"\"\n"
+                     f"    return Decimal(order.get('total_{index}', 0)) * Decimal('1.{index % 10}')\n\n\n")
+    return "".join(parts)
+
+
+def test_reading_a_large_source_file_creates_a_file_summary(hooks: Hooks) -> None:
+    source = hooks.write_file("src/orders/pipeline.py", _large_python())
+    assert source.stat().st_size > 50 * 1024
+    assert hooks.run("capture-file-summary", hooks.post_read(source)).out == ""
+    [summary] = hooks.memories(hooks.local_dir, "file-summary")
+    content = summary.read_text()
+    assert "path: src/orders/pipeline.py" in content
+    assert "Order processing: validation, pricing and persistence" in content and "`handle_0`" in content
+
+
+def test_file_summary_is_refreshed_only_when_the_file_changes(hooks: Hooks) -> None:
+    source = hooks.write_file("src/orders/pipeline.py", _large_python())
+    hooks.run("capture-file-summary", hooks.post_read(source))
+    [summary] = hooks.memories(hooks.local_dir, "file-summary")
+    first = summary.read_bytes(), summary.stat().st_mtime_ns
+    time.sleep(0.05)
+    hooks.run("capture-file-summary", hooks.post_read(source))
+    assert (summary.read_bytes(), summary.stat().st_mtime_ns) == first, "rewritten although unchanged"
+    source.write_text(_large_python(purpose="Order processing v2: validation and refunds"))
+    hooks.run("capture-file-summary", hooks.post_read(source))
+    assert "Order processing v2: validation and refunds" in summary.read_text()
+    assert len(hooks.memories(hooks.local_dir, "file-summary")) == 1
+
+
+@pytest.mark.parametrize("relpath", ["src/secret_store.py", "config/credentials_loader.py", "deploy/.env",
+                                     "certs/server.key", "src/orders/small.py", "assets/data.rb"])
+def test_excluded_small_or_other_files_are_never_summarised(hooks: Hooks, relpath: str) -> None:
+    content = "x = 1\n" if relpath.endswith("small.py") else _large_python()
+    source = hooks.write_file(relpath, content)
+    assert hooks.run("capture-file-summary", hooks.post_read(source)).out == ""
+    assert not hooks.local_dir.exists() or not hooks.memories(hooks.local_dir, "file-summary")
+
+
+def test_subagent_findings_become_a_discovery_memory(hooks: Hooks) -> None:
+    report = ("## Findings\nThe repository uses the repository pattern for data access: every table has a "
+              "Repository class in src/db/repositories, services never import the ORM directly, and "
+              "transactions are opened by the unit of work in src/db/uow.ts. Tests use the in-memory "
+              "repositories from tests/fakes.")
+    payload = hooks.subagent_stop("memory:recall", report)
+    assert hooks.run("capture-subagent", payload).out == ""
+    [discovery] = hooks.memories(hooks.local_dir, "discovery")
+    document = frontmatter.split(discovery.read_text())
+    fields = frontmatter.parse(document.frontmatter or "")
+    assert fields["agent"] == "memory:recall" and fields["session_id"] == hooks.session_id
+    assert fields["tags"] == ["subagent", "recall"]
+    assert "unit of work in src/db/uow.ts" in document.body
+
+
+@pytest.mark.parametrize("agent_type", ["", "   "])
+def test_subagent_stop_without_agent_type_is_ignored(hooks: Hooks, agent_type: str) -> None:
+    """Compaction fires SubagentStop with an empty agent_type (observed with 2.1.330)."""
+    payload = hooks.subagent_stop(agent_type, "Summary of the conversation so far. " * 20)
+    assert hooks.run("capture-subagent", payload).out == ""
+    assert not hooks.memory_dir.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# bootstrap (SessionStart, async) and the launcher
+# ---------------------------------------------------------------------------------------------
+
+def test_bootstrap_records_the_interpreter_once(hooks: Hooks) -> None:
+    (hooks.data / "python").unlink()
+    first = hooks.run("bootstrap", hooks.session_start("startup"))
+    assert first.out == ""
+    link = hooks.data / "python"
+    assert link.is_symlink() and os.path.realpath(link) == os.path.realpath(sys.executable)
+    record = hooks.data / "runtime.json"
+    runtime = json.loads(record.read_text())
+    assert runtime["python"] == os.path.realpath(sys.executable)
+    before = record.read_bytes(), record.stat().st_mtime_ns, os.readlink(link)
+    second = hooks.run("bootstrap", hooks.session_start("resume"))
+    assert second.out == ""
+    assert (record.read_bytes(), record.stat().st_mtime_ns, os.readlink(link)) == before
+    assert second.elapsed < 2.0, f"an idempotent bootstrap took {second.elapsed:.2f}s"
+    assert not (hooks.data / "venv").exists()  # this interpreter has the requirements
+
+
+def test_launcher_without_any_python_is_a_silent_no_op(hooks: Hooks) -> None:
+    (hooks.data / "python").unlink()
+    tools = hooks.root / "coreutils-only"  # a PATH with the shell's tools but no python3
+    tools.mkdir()
+    (tools / "dirname").symlink_to(shutil.which("dirname") or "/usr/bin/dirname")
+    result = hooks.run("start-memory-index", hooks.session_start("startup"), env=hooks.environ(PATH=str(tools)))
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+def test_launcher_falls_back_to_python3_when_the_recorded_one_is_gone(hooks: Hooks) -> None:
+    files = auth_project(hooks)
+    (hooks.data / "python").unlink()
+    (hooks.data / "python").symlink_to(hooks.root / "deleted-venv" / "bin" / "python")
+    assert GOTCHA in (hooks.run("memory-context", hooks.post_read(files["login"])).context("PostToolUse") or "")
+
+
+# ---------------------------------------------------------------------------------------------
+# every hook: bad input never breaks Claude
+# ---------------------------------------------------------------------------------------------
+
+GARBAGE = {
+    "empty": b"",
+    "blank": b" \n\t",
+    "malformed": b'{"session_id": "abc", "tool_input": {',
+    "not-utf8": b"\xff\xfe{\x00",
+    "array": b'[{"hook_event_name": "PreToolUse"}]',
+    "null": b"null",
+    "number": b"42",
+    "string": b'"PostToolUse"',
+}
+
+
+def ill_typed(hooks: Hooks, event: str) -> dict[str, dict[str, Any]]:
+    """Payloads with missing fields or fields of the wrong type, for `event`."""
+    project = str(hooks.project)
+    # The first four lack what any hook needs, or have it in the wrong type: silence. The last
+    # two keep the fields a hook needs (a file path, a prompt) but lose or spoil the session:
+    # a hook may still answer (e.g. deny the Write), with valid JSON for its event.
+    return {
+        "empty-object": {},
+        "event-only": {"hook_event_name": event},
+        "no-session": {"cwd": project, "hook_event_name": event, "tool_name": "Read",
+                       "tool_input": {"file_path": f"{project}/src/auth/login.ts"}, "prompt": "auth token refresh"},
+        "wrong-types": {"session_id": 123, "transcript_path": [], "cwd": 456, "hook_event_name": 7,
+                        "tool_name": ["Read"], "tool_input": "src/auth/login.ts", "tool_response": [1, 2],
+                        "prompt": ["hi"], "source": 5, "trigger": {}, "reason": [], "agent_type": {"a": 1},
+                        "last_assistant_message": 9, "custom_instructions": 3, "error": 4},
+        "wrong-nested": {"session_id": str(uuid.uuid4()), "cwd": project, "hook_event_name": event,
+                         "tool_name": "Bash", "tool_input": {"file_path": 5, "command": ["rm", "-rf", "x"],
+                                                             "notebook_path": None, "todos": "x"},
+                         "tool_response": {"stdout": 5, "stderr": None, "file": "x"}, "prompt": None,
+                         "source": None, "agent_type": "memory:recall", "last_assistant_message": None},
+        "unsafe-session": {"session_id": "../../../etc/passwd", "cwd": "/nonexistent/dir", "hook_event_name": event,
+                           "tool_name": "Write", "tool_input": {"file_path": f"{project}/.claude/memory/x.md"},
+                           "prompt": "<task-notification>", "agent_type": "", "last_assistant_message": "x"},
+    }
+
+
+def _snapshot(*roots: Path) -> dict[str, str]:
+    found = {}
+    for root in roots:
+        for path in root.rglob("*"):
+            if path.is_file() and ".git" not in path.relative_to(root).parts[:1]:
+                found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+            elif path.is_dir() and not any(path.iterdir()):
+                found[str(path)] = "empty directory"
+    return found
+
+
+MAY_ANSWER_WITHOUT_FIELDS = {"start-memory-index"}  # a summary needs no field of the payload
+
+
+@pytest.mark.parametrize("event,name", registered_hooks(), ids=[name for _, name in registered_hooks()])
+def test_bad_input_never_breaks_a_hook(hooks: Hooks, event: str, name: str) -> None:
+    auth_project(hooks)
+    prompt_project(hooks)
+    hooks.memory("list")  # the catalog is fresh: nothing left for a hook to refresh
+    cwd = hooks.root / "elsewhere"
+    cwd.mkdir()
+    watched = (hooks.home, hooks.project, cwd)
+    cases: list[tuple[str, bytes, bool]] = [(label, raw, False) for label, raw in GARBAGE.items()]
+    cases += [(label, json.dumps(payload).encode(),
+               name in MAY_ANSWER_WITHOUT_FIELDS or label in ("no-session", "unsafe-session"))
+              for label, payload in ill_typed(hooks, event).items()]
+    for label, raw, may_answer in cases:
+        before = _snapshot(*watched)
+        result = hooks.run(name, raw=raw, cwd=cwd)
+        assert result.err == "", f"{name} / {label}: stderr {result.err!r}"
+        if may_answer and result.out:
+            answer = result.answer
+            assert answer is not None and answer["hookSpecificOutput"]["hookEventName"] == event, (label, answer)
+        else:
+            assert result.out == "", f"{name} / {label}: printed {result.out!r}"
+        after = _snapshot(*watched)
+        changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
+        assert not changed, f"{name} / {label} wrote outside the data directory: {changed}"
+
+
+def test_every_hook_in_hooks_json_exists_and_has_a_test() -> None:
+    names = {name for _, name in registered_hooks()}
+    for name in names:
+        assert (REPO / "hooks" / f"{name}.py").is_file(), name
+    source = Path(__file__).read_text()
+    tested_here = {name for name in names if f'hooks.run("{name}"' in source}
+    others = {"todowrite-capture", "subagent-validation", "maintenance"}  # covered by their owners' tests
+    assert names - tested_here - others == set(), "hooks without a functional test here"
