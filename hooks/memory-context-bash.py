@@ -18,6 +18,9 @@ def handle(payload: dict) -> dict | None:
         output = "\n".join(str(response.get(key) or "") for key in ("stdout", "stderr"))
     elif isinstance(response, str):
         output = response
+    if isinstance(payload.get("error"), str):  # PostToolUseFailure: "Exit code N\n<stderr>"
+        output = "\n".join(filter(None, (output, payload["error"])))
+    event = "PostToolUseFailure" if payload.get("hook_event_name") == "PostToolUseFailure" else "PostToolUse"
     workspace, _ = workspace_for(payload)
     limit = int(workspace.config.get("injection.gotchas_per_read", 3))
     session = session_of(payload)
@@ -33,7 +36,7 @@ def handle(payload: dict) -> dict | None:
         return None
     first = command.strip().splitlines()[0]
     subject = f"`{first[:80]}{'...' if len(first) > 80 else ''}`"
-    return context("PostToolUse", gotchas.format_warnings(matches, subject))
+    return context(event, gotchas.format_warnings(matches, subject))
 
 
 run_hook(handle)

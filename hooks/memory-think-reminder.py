@@ -14,7 +14,8 @@ REMINDER = ("Memory: this looks like a design decision. `memory think \"<questio
 
 def handle(payload: dict) -> dict | None:
     prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or not memory_context.is_design_question(prompt):
+    if not isinstance(prompt, str) or prompt.lstrip().startswith("<task-notification>") \
+            or not memory_context.is_design_question(prompt):
         return None
     session = session_of(payload)
     if session is None:

@@ -12,7 +12,7 @@ import math
 import re
 
 from . import clock, search, text
-from .index import Catalog, Entry
+from .index import Catalog, Entry, open_catalog
 from .scopes import Workspace
 
 TYPE_CHECKING = False
@@ -27,6 +27,8 @@ PROMPT_FILLER = frozenset("ok okay yes yeah yep nope sure please thanks thank hi
                           "lgtm continue proceed ahead next again now just let lets alright fine done".split())
 _FILLER_PHRASES = re.compile(r"\b(go ahead|let'?s go|sounds good|looks good|thank you|what'?s next)\b")
 INDEX_MD_MARKERS = ("<!-- memory:manual:start -->", "<!-- memory:manual:end -->")
+MANUAL_PLACEHOLDER = ("## Project context\n(What this project is and how the team works: edit this part by hand; "
+                      "the memory plugin keeps it.)")  # index.md's manual part until someone writes it
 
 
 def age(timestamp: str, now: Any = None) -> str:
@@ -67,10 +69,8 @@ class Budget:
 
 
 def _catalogs(workspace: Workspace) -> Iterable[Catalog]:
-    from .store import catalog_for
-
     for scope in workspace.readable_scopes():
-        with catalog_for(workspace, scope, refresh=False) as catalog:
+        with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is not None:
                 catalog.refresh_if_moved()
                 yield catalog
@@ -123,8 +123,9 @@ def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, 
     if extra:
         for line in extra.splitlines():
             budget.add(line)
-    if manual:
-        budget.add("## Project context")
+    if manual and manual != MANUAL_PLACEHOLDER:
+        if not manual.startswith("#"):
+            budget.add("## Project context")
         for line in manual.splitlines()[:12]:
             budget.add(line)
     sections = [

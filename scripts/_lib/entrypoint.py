@@ -8,8 +8,8 @@ current focus notes) is kept as it is.
 from __future__ import annotations
 
 from . import clock, errors, fsutil
-from .context import INDEX_MD_MARKERS, age, manual_section, open_tasks
-from .index import Catalog, Entry
+from .context import INDEX_MD_MARKERS, MANUAL_PLACEHOLDER, age, manual_section, open_tasks
+from .index import Catalog, Entry, open_catalog
 from .scopes import Workspace
 
 TYPE_CHECKING = False
@@ -18,19 +18,15 @@ if TYPE_CHECKING:
 
 INDEX_MD = "index.md"
 SHOWN_TYPES = frozenset({"decision", "session", "file-summary", "hub"})  # a change to these rewrites index.md
-MANUAL_PLACEHOLDER = ("## Project context\n(What this project is and how the team works: edit this part by hand; "
-                      "the memory plugin keeps it.)")
 
 
 def _catalogs(workspace: Workspace) -> Iterator[Catalog]:
-    from .store import catalog_for
-
     for name in ("project", "local"):
         try:
             scope = workspace.scope(name)
         except errors.ScopeUnavailable:
             continue
-        with catalog_for(workspace, scope, refresh=False) as catalog:
+        with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is not None:
                 yield catalog
 

@@ -13,7 +13,7 @@ import os
 import re
 
 from . import errors, frontmatter, memory, search
-from .index import Catalog, Entry
+from .index import Catalog, Entry, open_catalog
 from .scopes import Workspace
 
 TYPE_CHECKING = False
@@ -112,11 +112,9 @@ def path_signals(relpath: str) -> tuple[set[str], set[str], set[str], set[str]]:
 
 
 def _gotchas(workspace: Workspace) -> Iterable[tuple[Catalog, Entry]]:
-    from .store import catalog_for
-
     seen: set[str] = set()
     for scope in workspace.readable_scopes():
-        with catalog_for(workspace, scope, refresh=False) as catalog:
+        with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is None:
                 continue
             catalog.refresh_if_moved()
@@ -209,11 +207,11 @@ def for_command(workspace: Workspace, command: str, output: str = "", *, limit: 
     skip = set(exclude)
     found: dict[str, Match] = {}
     error_scores: dict[str, float] = {}
-    catalogs: dict[str, Catalog] = {}
-    for catalog, entry in _gotchas(workspace):
+    candidates: dict[str, Entry] = {}
+    for _, entry in _gotchas(workspace):
         if entry.slug in skip:
             continue
-        catalogs.setdefault(catalog.scope.name, catalog)
+        candidates[entry.slug] = entry
         score, reasons = 0.0, []
         tools = sorted(set(entry.tags) & programs)
         if tools:
@@ -234,8 +232,8 @@ def for_command(workspace: Workspace, command: str, output: str = "", *, limit: 
                 continue
             match = found.get(slug)
             if match is None:
-                entry = next((catalog.get(slug) for catalog in catalogs.values() if catalog.has_slug(slug)), None)
-                if entry is None or entry.type != "gotcha":
+                entry = candidates.get(slug)  # the catalogs are closed by now: use the entries seen
+                if entry is None:
                     continue
                 match = found[slug] = Match(entry, 0.0, [])
             match.score += ERROR_TEXT_WEIGHT * min(raw / MIN_ERROR_SCORE, 3.0)
@@ -244,11 +242,9 @@ def for_command(workspace: Workspace, command: str, output: str = "", *, limit: 
 
 
 def _error_matches(workspace: Workspace, errors_text: str) -> dict[str, float]:
-    from .store import catalog_for
-
     scores: dict[str, float] = {}
     for scope in workspace.readable_scopes():
-        with catalog_for(workspace, scope, refresh=False) as catalog:
+        with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is None:
                 continue
             gotchas = {entry.slug for entry in catalog.entries(types=["gotcha"])}

@@ -85,22 +85,30 @@ def _expand(token: str, env: dict[str, str] | Any) -> str:
     return re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda match: env.get(match.group(1), match.group(0)), token)
 
 
-def bash_target(workspace: Workspace, command: str, cwd: str) -> str | None:
-    """A memory path that `command` would write, move or delete, if any."""
+SHELLS = frozenset("sh bash zsh dash ksh".split())
+DIRECTORY_CHANGES = frozenset({"cd", "pushd"})
+
+
+def bash_target(workspace: Workspace, command: str, cwd: str, depth: int = 0) -> str | None:
+    """A memory path that `command` would write, move or delete, if any (as an absolute path)."""
     try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>")
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()`")
         lexer.whitespace_split = True
         tokens = list(lexer)
     except ValueError:  # unbalanced quotes: judge the raw words
         tokens = command.split()
     env = workspace.env
+    where = [cwd]  # the directory later words are relative to: `cd` moves it
 
     def protected(token: str) -> bool:
-        return bool(token) and protected_scope(workspace, _expand(token, env), cwd) is not None
+        return bool(token) and protected_scope(workspace, _expand(token, env), where[0]) is not None
+
+    def absolute(token: str) -> str:
+        return os.path.abspath(os.path.join(where[0], _expand(token, env)))
 
     commands: list[list[str]] = [[]]
     for token in tokens:
-        if token in CONTROL_OPERATORS:
+        if token in CONTROL_OPERATORS or token in ("(", ")", "$", "`"):  # subshells and $(...) too
             commands.append([])
         else:
             commands[-1].append(token)
@@ -112,14 +120,23 @@ def bash_target(workspace: Workspace, command: str, cwd: str) -> str | None:
             if word in WRITE_REDIRECTIONS or word in READ_REDIRECTIONS:
                 target = words[position + 1] if position + 1 < len(words) else ""
                 if word in WRITE_REDIRECTIONS and protected(target):
-                    return _expand(target, env)
+                    return absolute(target)
                 position += 2
                 continue
             plain.append(word)
             position += 1
+        if plain and plain[0] in DIRECTORY_CHANGES:
+            arguments = [word for word in plain[1:] if not word.startswith("-")]
+            where[0] = absolute(arguments[0]) if arguments else env.get("HOME", where[0])
+            continue
+        if len(plain) >= 3 and os.path.basename(plain[0]) in SHELLS and plain[1] == "-c" and depth < 3:
+            inner = bash_target(workspace, plain[2], where[0], depth + 1)
+            if inner:
+                return inner
+            continue
         hit = _segment_target(plain, protected, env)
         if hit:
-            return hit
+            return absolute(hit)
     return None
 
 
@@ -139,6 +156,14 @@ def _segment_target(segment: list[str], protected: Any, env: Any) -> str | None:
         return _expand(arguments[-1], env)
     if program in IN_PLACE_FLAGS and any(word.startswith(IN_PLACE_FLAGS[program]) for word in words[1:]):
         return next((_expand(word, env) for word in arguments if protected(word)), None)
+    if program == "tar" and (words[1:2] and "x" in words[1] and not words[1].startswith("-") or any(
+            word in ("--extract", "--get") or word.startswith("-") and not word.startswith("--") and "x" in word
+            for word in words[1:])):
+        for index, word in enumerate(words):
+            directory = words[index + 1] if word == "-C" and index + 1 < len(words) else \
+                word.split("=", 1)[1] if word.startswith("--directory=") else None
+            if directory and protected(directory):
+                return _expand(directory, env)
     if program == "dd":
         return next((_expand(word[3:], env) for word in words if word.startswith("of=") and protected(word[3:])), None)
     if program == "find" and any(word in ("-delete", "-exec", "-execdir") for word in words):

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from . import search
 
 from . import clock, embed, errors, frontmatter, fsutil, links, memory, redact
-from .index import Catalog, Entry, Problem
+from .index import Catalog, Entry, Problem, open_catalog
 from .scopes import Scope, Workspace, prepare_for_write
 
 SORT_KEYS = ("updated", "created", "title", "slug", "type", "scope")
@@ -27,22 +27,7 @@ RESERVED_FIELDS = ("type", "tags", "created", "updated", "links", memory.LABELS_
 
 # -- opening scopes -----------------------------------------------------------------------
 
-@contextlib.contextmanager
-def catalog_for(workspace: Workspace, scope: Scope, *, create: bool = False,
-                refresh: bool = True) -> Iterator[Catalog | None]:
-    """The scope's catalog, up to date with its files; None when the scope has no directory."""
-    if create:
-        prepare_for_write(workspace, scope)
-    elif not scope.root.is_dir():
-        yield None
-        return
-    catalog = Catalog.open(scope, workspace.config)
-    try:
-        if refresh:
-            catalog.refresh()
-        yield catalog
-    finally:
-        catalog.close()
+catalog_for = open_catalog  # the scope's catalog, up to date with its files (see index.open_catalog)
 
 
 def _report_problems(workspace: Workspace, problems: Iterable[Problem]) -> None:
