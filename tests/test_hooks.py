@@ -481,10 +481,6 @@ def test_bash_commands_that_only_read_memory_are_allowed(hooks: Hooks, command: 
     assert result.out == "", f"denied: {command}: {result.out}"
 
 
-GUARD_GAPS = "guard.bash_target judges every word against the session cwd: `cd` and subshells are not followed"
-
-
-@pytest.mark.xfail(strict=True, reason=GUARD_GAPS)
 @pytest.mark.parametrize("command", ["cd .claude/memory && rm a.md",
                                      "(rm .claude/memory/a.md)",
                                      "sh -c 'rm .claude/memory/a.md'",
@@ -536,12 +532,6 @@ def test_bash_gotcha_for_a_path_in_the_command(hooks: Hooks) -> None:
     assert "gotcha-token-refresh-must-be-serialised" in warning
 
 
-CLOSED_CATALOG_BUG = ("gotchas.for_command looks up error-text matches in catalogs that _gotchas() already closed "
-                      "(sqlite3.ProgrammingError: Cannot operate on a closed database): the hook fails open, "
-                      "`memory gotchas --command C --output O` prints a traceback")
-
-
-@pytest.mark.xfail(strict=True, reason=CLOSED_CATALOG_BUG)
 def test_bash_gotcha_for_the_error_in_the_output(hooks: Hooks) -> None:
     bash_project(hooks)
     error = ("FAIL tests/cache.test.ts\nError: connect ECONNREFUSED 127.0.0.1:6379\n"
@@ -551,7 +541,6 @@ def test_bash_gotcha_for_the_error_in_the_output(hooks: Hooks) -> None:
     assert "gotcha-redis-connection-refused-in-tests" in warning
 
 
-@pytest.mark.xfail(strict=True, reason=CLOSED_CATALOG_BUG)
 def test_memory_gotchas_cli_matches_error_output(hooks: Hooks) -> None:
     """`memory gotchas` promises "the same matching as the hooks"; the CLI shows the crash directly."""
     bash_project(hooks)
@@ -560,11 +549,6 @@ def test_memory_gotchas_cli_matches_error_output(hooks: Hooks) -> None:
     assert "gotcha-redis-connection-refused-in-tests" in output
 
 
-SMALL_STORE_GAP = ("error-output matching needs an absolute BM25 score (gotchas.MIN_ERROR_SCORE = 3.0), which "
-                   "a store of a few memories cannot reach: idf is too low")
-
-
-@pytest.mark.xfail(strict=True, reason=SMALL_STORE_GAP)
 def test_bash_gotcha_for_the_error_in_the_output_of_a_small_store(hooks: Hooks) -> None:
     """A new project whose only memory is the gotcha naming the exact error."""
     hooks.memory("write", "Redis connection refused in tests", "--type", "gotcha", "--tags", "testing",
@@ -591,11 +575,6 @@ def test_read_and_bash_share_the_session_deduplication(hooks: Hooks) -> None:
     assert hooks.run("memory-context-bash", hooks.post_bash("cat src/auth/login.ts", "x")).out == ""
 
 
-FAILURE_GAP = ("a failing Bash command fires PostToolUseFailure (payload `error`, no `tool_response`), "
-               "which hooks.json does not register: error output never reaches memory-context-bash")
-
-
-@pytest.mark.xfail(strict=True, reason=FAILURE_GAP)
 def test_bash_gotcha_for_a_failed_command(hooks: Hooks) -> None:
     """Observed with 2.1.330: `ls missing` (exit 2) fires PostToolUseFailure, not PostToolUse."""
     bash_project(hooks)
@@ -669,8 +648,6 @@ def test_session_start_carries_the_hand_written_project_context(hooks: Hooks) ->
     assert "E-commerce API in TypeScript; pnpm, never npm." in summary
 
 
-@pytest.mark.xfail(strict=True, reason="context.session_start injects index.md's untouched placeholder and "
-                                       "repeats the '## Project context' heading the manual section already has")
 def test_session_start_project_context_is_clean(hooks: Hooks) -> None:
     prompt_project(hooks)
     summary = hooks.run("start-memory-index", hooks.session_start("startup")).context("SessionStart") or ""
@@ -809,7 +786,6 @@ def test_no_think_reminder_otherwise(hooks: Hooks, prompt: str) -> None:
     assert hooks.run("memory-think-reminder", hooks.prompt(prompt)).out == ""
 
 
-@pytest.mark.xfail(strict=True, reason="memory-think-reminder does not skip <task-notification> prompts")
 def test_no_think_reminder_on_task_notifications(hooks: Hooks) -> None:
     """A background agent's completion arrives as a synthetic prompt (§5.1); it is not the user asking."""
     notification = ("<task-notification>\n<task-id>ae258d1585810e1e5</task-id>\n<status>completed</status>\n"

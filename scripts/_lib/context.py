@@ -23,6 +23,7 @@ PRIORITY_TYPES = ("decision", "gotcha", "hub", "learning", "artifact", "breadcru
                   "error", "task", "session")
 MIN_COVERAGE = 0.1     # share of the prompt's informative weight a memory must match to be injected
 MIN_TERMS = 2          # ... and at least this many distinct prompt words
+COMMON_WORD_SHARE = 0.5  # a prompt word in more than half of the memories does not select any
 PROMPT_FILLER = frozenset("ok okay yes yeah yep nope sure please thanks thank hi hello hey great good cool nice "
                           "lgtm continue proceed ahead next again now just let lets alright fine done".split())
 _FILLER_PHRASES = re.compile(r"\b(go ahead|let'?s go|sounds good|looks good|thank you|what'?s next)\b")
@@ -196,13 +197,14 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
         if not count:
             continue
         # How informative each prompt word is here: words absent from memory carry no weight.
+        common = COMMON_WORD_SHARE if count >= 40 else None  # in a tiny store every word looks common
         idf = {}
         for term in terms:
             df = conn.execute("SELECT COUNT(*) FROM postings WHERE term=?", (term,)).fetchone()[0]
-            if df:
+            if df and (common is None or df <= common * count):
                 idf[term] = math.log(1 + (count - df + 0.5) / (df + 0.5))
         total = sum(idf.values())
-        ranked = search.rank(catalog, " ".join(idf)) if idf else []
+        ranked = search.rank(catalog, " ".join(idf), limit=limit * 4, max_df=common) if idf else []
         for slug, score in ranked[: limit * 4]:
             entry = catalog.get(slug)
             if entry is None or entry.status != "active" or entry.type == "session":

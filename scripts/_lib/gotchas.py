@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 import re
 
-from . import errors, frontmatter, memory, search
+from . import errors, frontmatter, memory, text
 from .index import Catalog, Entry, open_catalog
 from .scopes import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable
+    from typing import Any, Callable, Iterable, Iterator
 
 GENERIC_SEGMENTS = frozenset("src lib libs app apps source sources code pkg packages internal cmd main "
                              "index mod init __init__".split())  # path words too common to mean anything
@@ -38,8 +38,7 @@ ERROR_LINE = re.compile(r"(error|exception|traceback|failed|fatal|panic|denied|r
                         r"undefined|segmentation)", re.IGNORECASE)
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 SCORE_GLOB, SCORE_DIRECTORY, SCORE_FILE, SCORE_WORD, SCORE_LANGUAGE, SCORE_TOOL = 5.0, 3.0, 3.0, 1.5, 1.0, 3.0
-ERROR_TEXT_WEIGHT = 2.0  # scale of a BM25 match between error output and a gotcha's text
-MIN_ERROR_SCORE = 3.0    # raw BM25 score below which error text is not a match
+ERROR_TEXT_WEIGHT = 2.0  # score of an error-output match, per MIN_ERROR_OVERLAP shared words
 
 
 class Match:
@@ -111,28 +110,47 @@ def path_signals(relpath: str) -> tuple[set[str], set[str], set[str], set[str]]:
     return directories, files, words, languages
 
 
-def _gotchas(workspace: Workspace) -> Iterable[tuple[Catalog, Entry]]:
-    seen: set[str] = set()
+class Candidate:
+    """A gotcha's tags and globs as the catalog holds them; its Entry is built only when it scores."""
+
+    __slots__ = ("catalog", "doc", "tags", "patterns")
+
+    def __init__(self, catalog: Catalog, doc: int) -> None:
+        self.catalog, self.doc = catalog, doc
+        self.tags: list[str] = []
+        self.patterns: list[str] = []
+
+
+def _candidates(workspace: Workspace) -> Iterator[list[Candidate]]:
+    """The active gotchas of each readable scope (most specific first), from the tag and glob
+    tables only: a hook on every tool call must not decode 10,000 index entries."""
     for scope in workspace.readable_scopes():
         with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is None:
                 continue
             catalog.refresh_if_moved()
-            for entry in catalog.entries(types=["gotcha"]):
-                if entry.slug not in seen and entry.status == "active":
-                    seen.add(entry.slug)
-                    yield catalog, entry
+            found: dict[int, Candidate] = {}
+            for table, column in (("tags", "tag"), ("globs", "pattern")):
+                for doc, value in catalog.conn.execute(
+                        f"SELECT x.doc, x.{column} FROM docs d JOIN {table} x ON x.doc = d.id "
+                        "WHERE d.type = 'gotcha' AND d.status = 'active'"):
+                    candidate = found.get(doc)
+                    if candidate is None:
+                        candidate = found[doc] = Candidate(catalog, doc)
+                    (candidate.tags if table == "tags" else candidate.patterns).append(value)
+            yield list(found.values())
 
 
-def _path_score(entry: Entry, relpath: str, signals: tuple[set[str], set[str], set[str], set[str]]) -> tuple[float, list[str]]:
+def _path_score(tags: Iterable[str], patterns: Iterable[str], relpath: str,
+                signals: tuple[set[str], set[str], set[str], set[str]]) -> tuple[float, list[str]]:
     directories, files, words, languages = signals
     score, reasons = 0.0, []
-    for pattern in entry.extra.get("paths") or []:
-        if isinstance(pattern, str) and glob_match(pattern, relpath):
+    for pattern in patterns:
+        if glob_match(pattern, relpath):
             score += SCORE_GLOB
             reasons.append(f"path matches {pattern}")
             break
-    for tag in entry.tags:
+    for tag in tags:
         if tag in directories:
             score += SCORE_DIRECTORY
             reasons.append(f"tag {tag} names directory {tag}/")
@@ -148,19 +166,37 @@ def _path_score(entry: Entry, relpath: str, signals: tuple[set[str], set[str], s
     return score, reasons
 
 
+def _rank(workspace: Workspace, score: Callable[[Candidate], tuple[float, list[str]]], limit: int,
+          exclude: Iterable[str], extra: Callable[[Catalog, dict[int, list[Any]]], None] | None = None) -> list[Match]:
+    """Score every candidate, build entries for the best ones, most specific scope winning a slug."""
+    skip = set(exclude)
+    seen: set[str] = set()
+    matches: list[Match] = []
+    for candidates in _candidates(workspace):
+        scored: dict[int, list[Any]] = {}
+        for candidate in candidates:
+            value, reasons = score(candidate)
+            if value > 0:
+                scored[candidate.doc] = [value, reasons]
+        catalog = candidates[0].catalog if candidates else None
+        if catalog is None:
+            continue
+        if extra is not None:
+            extra(catalog, scored)
+        for doc, (value, reasons) in sorted(scored.items(), key=lambda item: -item[1][0])[: limit + len(skip)]:
+            entry = catalog.get_by_id(doc)
+            if entry is not None and entry.slug not in skip and entry.slug not in seen:
+                seen.add(entry.slug)
+                matches.append(Match(entry, value, reasons))
+    return _best(matches, limit)
+
+
 def for_path(workspace: Workspace, path: str, *, limit: int = 3, exclude: Iterable[str] = ()) -> list[Match]:
     """The gotchas most relevant to a file, best first."""
     relpath = relative_path(path, str(workspace.project_dir))
     signals = path_signals(relpath)
-    skip = set(exclude)
-    matches = []
-    for _, entry in _gotchas(workspace):
-        if entry.slug in skip:
-            continue
-        score, reasons = _path_score(entry, relpath, signals)
-        if score > 0:
-            matches.append(Match(entry, score, reasons))
-    return _best(matches, limit)
+    return _rank(workspace, lambda candidate: _path_score(candidate.tags, candidate.patterns, relpath, signals),
+                 limit, exclude)
 
 
 COMMAND_WORDS = frozenset("sudo env time nohup xargs exec then do else fi done if for while in".split())
@@ -197,61 +233,52 @@ def command_signals(command: str) -> tuple[set[str], list[str]]:
     return programs, paths
 
 
+ERROR_FILLER = frozenset("error errors err failed failure fail fails exception traceback line file files module "
+                         "not found cannot could undefined fatal warning warn exit code status at in of the to "
+                         "most recent call last".split())
+MIN_ERROR_OVERLAP = 3  # distinct informative words an error shares with a gotcha's text
+
+
 def for_command(workspace: Workspace, command: str, output: str = "", *, limit: int = 3,
                 exclude: Iterable[str] = ()) -> list[Match]:
     """The gotchas most relevant to a shell command and the errors in its output."""
     programs, paths = command_signals(command)
-    path_sets = [(relative_path(os.path.join(str(workspace.cwd), path), str(workspace.project_dir)))
-                 for path in paths[:10]]
-    errors_text = " ".join(line for line in output.splitlines()[-200:] if ERROR_LINE.search(line))[:2000]
-    skip = set(exclude)
-    found: dict[str, Match] = {}
-    error_scores: dict[str, float] = {}
-    candidates: dict[str, Entry] = {}
-    for _, entry in _gotchas(workspace):
-        if entry.slug in skip:
-            continue
-        candidates[entry.slug] = entry
-        score, reasons = 0.0, []
-        tools = sorted(set(entry.tags) & programs)
+    relpaths = [relative_path(os.path.join(str(workspace.cwd), path), str(workspace.project_dir)) for path in paths[:10]]
+    signals = [(relpath, path_signals(relpath)) for relpath in relpaths]
+    error_lines = [line for line in output.splitlines()[-200:] if ERROR_LINE.search(line)]
+    error_words = {word for word in text.tokens(" ".join(error_lines)[:4000])} - ERROR_FILLER
+
+    def score(candidate: Candidate) -> tuple[float, list[str]]:
+        value, reasons = 0.0, []
+        tools = sorted(set(candidate.tags) & programs)
         if tools:
-            score += SCORE_TOOL * len(tools)
+            value += SCORE_TOOL * len(tools)
             reasons.append("command uses " + ", ".join(tools))
-        for relpath in path_sets:
-            path_score, path_reasons = _path_score(entry, relpath, path_signals(relpath))
-            if path_score:
-                score += path_score
+        for relpath, path_signal in signals:
+            path_value, path_reasons = _path_score(candidate.tags, candidate.patterns, relpath, path_signal)
+            if path_value:
+                value += path_value
                 reasons += [f"{reason} ({relpath})" for reason in path_reasons]
                 break
-        if score:
-            found[entry.slug] = Match(entry, score, reasons)
-    if errors_text.strip():
-        error_scores = _error_matches(workspace, errors_text)
-        for slug, raw in error_scores.items():
-            if slug in skip or raw < MIN_ERROR_SCORE:
-                continue
-            match = found.get(slug)
-            if match is None:
-                entry = candidates.get(slug)  # the catalogs are closed by now: use the entries seen
-                if entry is None:
-                    continue
-                match = found[slug] = Match(entry, 0.0, [])
-            match.score += ERROR_TEXT_WEIGHT * min(raw / MIN_ERROR_SCORE, 3.0)
-            match.reasons.append("its text matches the error output")
-    return _best(list(found.values()), limit)
+        return value, reasons
 
+    def error_matches(catalog: Catalog, scored: dict[int, list[Any]]) -> None:
+        """Gotchas whose text shares several informative words with the error lines."""
+        if len(error_words) < 2:
+            return
+        words = sorted(error_words)[:200]
+        shared_by_doc: dict[int, set[str]] = {}
+        for doc, term in catalog.conn.execute(
+                f"SELECT p.doc, p.term FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term IN "
+                f"({', '.join('?' * len(words))}) AND d.type = 'gotcha' AND d.status = 'active'", words):
+            shared_by_doc.setdefault(doc, set()).add(term)
+        for doc, shared in shared_by_doc.items():
+            if len(shared) >= min(MIN_ERROR_OVERLAP, len(error_words)):
+                entry = scored.setdefault(doc, [0.0, []])
+                entry[0] += ERROR_TEXT_WEIGHT * min(len(shared) / MIN_ERROR_OVERLAP, 3.0)
+                entry[1].append("its text matches the error output (" + ", ".join(sorted(shared)[:4]) + ")")
 
-def _error_matches(workspace: Workspace, errors_text: str) -> dict[str, float]:
-    scores: dict[str, float] = {}
-    for scope in workspace.readable_scopes():
-        with open_catalog(workspace, scope, refresh=False) as catalog:
-            if catalog is None:
-                continue
-            gotchas = {entry.slug for entry in catalog.entries(types=["gotcha"])}
-            for slug, score in search.rank(catalog, errors_text):
-                if slug in gotchas and slug not in scores:
-                    scores[slug] = score
-    return scores
+    return _rank(workspace, score, limit, exclude, error_matches if error_lines else None)
 
 
 def _best(matches: list[Match], limit: int) -> list[Match]:

@@ -33,7 +33,7 @@ from .scopes import Scope
 if TYPE_CHECKING:
     from .scopes import Workspace
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 7
 DB_NAME = "catalog.sqlite3"
 INDEX_NAME = "index.json"
 GRAPH_NAME = "graph.json"
@@ -54,6 +54,11 @@ CREATE INDEX IF NOT EXISTS docs_type ON docs(type);
 CREATE TABLE IF NOT EXISTS postings(term TEXT NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
   PRIMARY KEY(term, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS globs(doc INTEGER NOT NULL, pattern TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS globs_doc ON globs(doc);
+CREATE INDEX IF NOT EXISTS tags_doc ON tags(doc);
+CREATE INDEX IF NOT EXISTS docs_updated ON docs(updated);
+CREATE INDEX IF NOT EXISTS docs_type_updated ON docs(type, updated);
 CREATE TABLE IF NOT EXISTS problems(relpath TEXT PRIMARY KEY, stamp TEXT NOT NULL, message TEXT NOT NULL)
   WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -274,7 +279,7 @@ class Catalog:
         """Forget everything derived and re-read every file (labels in graph.json are kept)."""
         with self.locked():
             with self.transaction() as conn:
-                for table in ("docs", "postings", "tags", "problems", "declared", "adjacency", "meta"):
+                for table in ("docs", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
                     conn.execute(f"DELETE FROM {table}")
             self._sync(scan(self.scope.root))
 
@@ -396,6 +401,10 @@ class Catalog:
         doc = cursor.lastrowid
         conn.executemany("INSERT INTO postings VALUES (?, ?, ?)", [(term, doc, tf) for term, tf in counts.items()])
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
+        patterns = extra.get("paths")
+        if isinstance(patterns, list):  # `paths:` globs of gotchas, for the hooks' file matching
+            conn.executemany("INSERT INTO globs VALUES (?, ?)",
+                             [(doc, pattern) for pattern in patterns if isinstance(pattern, str) and pattern])
         self._index_changes[item.slug] = line
         touched |= graph.replace_declarations(conn, item.slug, graph.declarations(item), updated)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
@@ -413,6 +422,7 @@ class Catalog:
         doc, slug, terms, tags = row
         conn.executemany("DELETE FROM postings WHERE term=? AND doc=?", [(term, doc) for term in terms.split()])
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
+        conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
         conn.execute("DELETE FROM docs WHERE id=?", (doc,))
         self._index_changes[slug] = None
         return {slug} if keep_node else graph.forget(conn, slug)
@@ -479,6 +489,10 @@ class Catalog:
 
     def get(self, slug: str) -> Entry | None:
         row = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE slug=?", (slug,)).fetchone()
+        return self._entry(row) if row else None
+
+    def get_by_id(self, doc: int) -> Entry | None:
+        row = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE id=?", (doc,)).fetchone()
         return self._entry(row) if row else None
 
     def entries(self, *, types: Iterable[str] | None = None, tag: str | None = None, status: str | None = None,

@@ -9,6 +9,7 @@ such as `[REDACTED:github-token]`; `<private>...</private>` spans are dropped wh
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -21,28 +22,35 @@ if TYPE_CHECKING:
 PRIVATE_SPAN = re.compile(r"<private>.*?</private>", re.S | re.I)
 UNCLOSED_PRIVATE = re.compile(r"<private>.*\Z", re.S | re.I)
 
-# (kind, pattern, group holding the secret: 0 for the whole match)
-PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
-    ("private-key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-                               re.S), 0),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), 0),
-    ("aws-secret-key", re.compile(r"(?i)aws.{0,20}?(?:secret|private).{0,20}?[\"'=:\s]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"), 1),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), 0),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b"), 0),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), 0),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}"), 0),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), 0),
-    ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b"), 0),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}"), 0),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0),
-    ("url-password", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s@/]{3,})@"), 1),
-    ("password", re.compile(r"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
-                            r"client[_-]?secret)\b[\"']?\s*[:=]\s*[\"']?([^\s\"'`,;]{8,})"), 1),
+# (kind, pattern, group holding the secret: 0 for the whole match), compiled on first use
+_PATTERNS: list[tuple[str, str, int, int]] = [
+    ("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+                    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S, 0),
+    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b", 0, 0),
+    ("aws-secret-key", r"(?i)aws.{0,20}?(?:secret|private).{0,20}?[\"'=:\s]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+     0, 1),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b", 0, 0),
+    ("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,}\b", 0, 0),
+    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", 0, 0),
+    ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}", 0, 0),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b", 0, 0),
+    ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b", 0, 0),
+    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", 0, 0),
+    ("openai-key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}", 0, 0),
+    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", 0, 0),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, 0),
+    ("url-password", r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s@/]{3,})@", 0, 1),
+    ("password", r"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
+                 r"client[_-]?secret)\b[\"']?\s*[:=]\s*[\"']?([^\s\"'`,;]{8,})", 0, 1),
 ]
-HIGH_ENTROPY = re.compile(r"(?<![A-Za-z0-9/+_=-])[A-Za-z0-9/+_=-]{32,}(?![A-Za-z0-9/+_=-])")
+HIGH_ENTROPY = r"(?<![A-Za-z0-9/+_=-])[A-Za-z0-9/+_=-]{32,}(?![A-Za-z0-9/+_=-])"
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z-]+\]")
+
+
+@functools.lru_cache(maxsize=1)
+def patterns() -> list[tuple[str, re.Pattern[str], int]]:
+    """The detectors, compiled once per process (compiling them costs milliseconds)."""
+    return [(kind, re.compile(pattern, flags), group) for kind, pattern, flags, group in _PATTERNS]
 
 
 class Finding:
@@ -83,7 +91,7 @@ def findings(text: str) -> Iterator[Finding]:
     def free(start: int, end: int) -> bool:
         return all(end <= left or start >= right for left, right in taken)
 
-    for kind, pattern, group in PATTERNS:
+    for kind, pattern, group in patterns():
         for match in pattern.finditer(text):
             start, end = match.span(group)
             if kind == "password" and not _credential_like(text[start:end]):
@@ -91,7 +99,7 @@ def findings(text: str) -> Iterator[Finding]:
             if start < end and free(start, end) and not PLACEHOLDER.fullmatch(text[start:end]):
                 taken.append((start, end))
                 yield Finding(kind, start, end)
-    for match in HIGH_ENTROPY.finditer(text):
+    for match in re.finditer(HIGH_ENTROPY, text):
         start, end = match.span()
         if free(start, end) and _looks_random(match.group(0)):
             taken.append((start, end))

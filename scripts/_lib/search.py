@@ -29,8 +29,13 @@ class Hit:
         return data
 
 
-def rank(catalog: Catalog, query: str) -> list[tuple[str, float]]:
-    """(slug, BM25 score) for every memory of the scope matching any query word, best first."""
+def rank(catalog: Catalog, query: str, *, limit: int | None = None,
+         max_df: float | None = None) -> list[tuple[str, float]]:
+    """(slug, BM25 score) of the memories matching any query word, best first.
+
+    `limit` keeps the best ones only; `max_df` (a share of the scope's memories) skips words
+    so common they cannot tell memories apart, which keeps per-prompt lookups fast.
+    """
     terms = text.query_terms(query)
     if not terms:
         return []
@@ -39,8 +44,7 @@ def rank(catalog: Catalog, query: str) -> list[tuple[str, float]]:
     if not count:
         return []
     average = max(total / count, 1.0)
-    lengths = dict(conn.execute("SELECT id, length FROM docs"))
-    scores: dict[int, float] = defaultdict(float)
+    postings: list[tuple[float, list[tuple[int, int]]]] = []
     for term in terms:
         weighted = [(term, 1.0)]
         if not conn.execute("SELECT 1 FROM postings WHERE term=? LIMIT 1", (term,)).fetchone() and len(term) >= 3:
@@ -48,15 +52,23 @@ def rank(catalog: Catalog, query: str) -> list[tuple[str, float]]:
                 "SELECT DISTINCT term FROM postings WHERE term > ? AND term < ? LIMIT 50", (term, term + "\uffff"))]
         for word, weight in weighted:
             rows = conn.execute("SELECT doc, tf FROM postings WHERE term=?", (word,)).fetchall()
-            if not rows:
-                continue
-            idf = math.log(1 + (count - len(rows) + 0.5) / (len(rows) + 0.5))
-            for doc, tf in rows:
-                length = lengths.get(doc, average)
-                scores[doc] += weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
-    if not scores:
+            if rows and (max_df is None or len(rows) <= max_df * count):
+                idf = math.log(1 + (count - len(rows) + 0.5) / (len(rows) + 0.5))
+                postings.append((weight * idf, rows))
+    if not postings:
         return []
+    lengths = dict(conn.execute("SELECT id, length FROM docs")) if sum(len(rows) for _, rows in postings) > 200 \
+        else dict(conn.execute(f"SELECT id, length FROM docs WHERE id IN "
+                               f"({', '.join(str(doc) for _, rows in postings for doc, _ in rows)})"))
+    scores: dict[int, float] = defaultdict(float)
+    norm = K1 * (1 - B)
+    scale = K1 * B / average
+    for weight, rows in postings:
+        for doc, tf in rows:
+            scores[doc] += weight * tf * (K1 + 1) / (tf + norm + scale * lengths.get(doc, average))
     ordered = sorted(scores.items(), key=lambda item: -item[1])
+    if limit is not None:
+        ordered = ordered[:limit]
     slugs = dict(conn.execute(
         f"SELECT id, slug FROM docs WHERE id IN ({', '.join(str(doc) for doc, _ in ordered)})"))
     return [(slugs[doc], score) for doc, score in ordered if doc in slugs]

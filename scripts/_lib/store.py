@@ -444,7 +444,8 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
                 continue
             _report_problems(workspace, catalog.problems())
             kept = 0
-            for slug, score in search.rank(catalog, query):
+            filtered = filters.types or filters.tag or filters.since or filters.status
+            for slug, score in search.rank(catalog, query, limit=None if filtered else limit):
                 entry = catalog.get(slug)
                 if entry is None or not filters.accepts(entry):
                     continue
