@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .config import Config
     from .scopes import Scope, Workspace
 
-from . import clock, errors, fsutil, graph, memory, quality, schema
+from . import clock, errors, fsutil, graph, memory, quality, redact, schema
 from .index import GRAPH_NAME, INDEX_NAME, Catalog, file_stamp
 
 ERROR, WARNING = "error", "warning"
@@ -54,6 +54,7 @@ KINDS: dict[str, str] = {
     "unreadable-file": ERROR,         # not UTF-8, no or broken frontmatter, unknown type, duplicate slug
     "invalid-frontmatter": ERROR,     # breaks the frontmatter schema or a timestamp rule; the field is named
     "invalid-memory": ERROR,          # title or content over the data model's limits
+    "secret": ERROR,                  # a credential or key stored in a memory (written before redaction, or by hand)
     "timestamp-format": WARNING,      # created/updated not written as a quoted UTC timestamp
     # links between memories
     "broken-link": ERROR,             # `links` names a memory that does not exist
@@ -344,6 +345,11 @@ class Analysis:
             if len(item.content) > memory.MAX_BODY:
                 self._add("invalid-memory", slug, f"the content is {len(item.content)} characters; the limit is "
                           f"{memory.MAX_BODY}", "split it into several memories and link them", field="content")
+            kinds = redact.kinds_in(item.document.text())
+            if kinds:
+                self._add("secret", slug, f"it holds what looks like a secret ({', '.join(kinds)})",
+                          f"rotate the secret, then rewrite the memory without it (`memory update {slug} --content "
+                          "...`: new text is redacted) or wrap it in <private>...</private>")
 
     def _violation(self, item: memory.Memory, violation: schema.Violation) -> None:
         field = violation.path or "(frontmatter)"

@@ -125,6 +125,23 @@ def clean_values(workspace: Any, value: Any, what: str = "frontmatter") -> Any:
     return value
 
 
+def kinds_in(text: str) -> list[str]:
+    """The kinds of secret in `text` (a quick combined pre-check keeps clean text cheap)."""
+    if not _anything().search(text):
+        return []
+    return list(dict.fromkeys(finding.kind for finding in findings(text)))
+
+
+@functools.lru_cache(maxsize=1)
+def _anything() -> re.Pattern[str]:
+    """One pass that finds any candidate (a superset of `findings`)."""
+    starts = [r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}",
+              r"(?i:aws)", r"\bgh[pousr]_", r"github_pat_", r"glpat-", r"\bxox[abposr]-", r"hooks\.slack\.com",
+              r"AIza", r"_(?:live|test)_", r"\bsk-", r"\bnpm_", r"eyJ", r"://[^\s:/@]+:[^\s@/]+@",
+              r"(?i:password|passwd|pwd|secret|api[_-]?key|token)", HIGH_ENTROPY]
+    return re.compile("|".join(starts))
+
+
 def scrub(text: str, mode: str = "redact", what: str = "content") -> tuple[str, list[str]]:
     """`text` with private spans dropped and secrets replaced; also the kinds found.
 

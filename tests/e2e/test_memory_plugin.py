@@ -291,8 +291,6 @@ def test_install_from_a_git_url_under_30_seconds(claude_cli: str, tmp_path: Path
 
 
 @pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="a failing Bash command fires PostToolUseFailure, which hooks.json does "
-                                       "not register for memory-context-bash (see tests/test_hooks.py)")
 def test_gotcha_follows_a_failed_bash_command(claude_cli: str, tmp_path: Path) -> None:
     """`ls dist` exits 2: Claude Code 2.1.330 fires PostToolUseFailure (with `error`), not PostToolUse."""
     session = Session(tmp_path, plugin_dirs=[REPO_ROOT], claude=claude_cli)
