@@ -236,6 +236,17 @@ def test_read_not_found_suggests_close_slugs(env: Env) -> None:
     assert result.out == ""
 
 
+def test_index_md_and_readme_are_not_memories(env: Env) -> None:
+    """The generated index.md (and a README) are no memories: not readable as one, not writable over."""
+    env.ok("write", "OAuth2", "--type", "decision", "--tags", "auth")
+    assert (env.project_dir / "index.md").exists()
+    assert env.fails("read", "index").err.startswith("error: no memory 'index'")
+    for scope in ("project", "global"):
+        for slug in ("index", "readme"):
+            assert "reserved" in env.fails("write", "X", "--slug", slug, "--scope", scope).err
+    assert not (env.global_dir / "readme.md").exists()
+
+
 def test_bad_input_refused_with_one_error_and_nothing_changed(env: Env) -> None:
     env.ok("write", "Existing", "--tags", "keep")
     before = snapshot(env.project_dir)

@@ -100,6 +100,27 @@ def test_missing_truncated_or_invalid_index_is_rebuilt(env: Env) -> None:
         assert env.index(env.project_dir)["memories"] == good
 
 
+def test_read_repairs_a_stale_index_on_access(env: Env) -> None:
+    """Edge Case: a memory file that is not in the index gets its entry on access, by `read` too."""
+    env.ok("write", "Seed", "--tags", "a")
+    (env.project_dir / "learning-by-hand.md").write_text(memory_text("By hand"))
+    assert "# By hand" in env.ok("read", "learning-by-hand").out
+    assert env.index(env.project_dir)["memories"]["learning-by-hand"]["title"] == "By hand"
+
+    path = env.project_dir / "learning-by-hand.md"
+    stat = path.stat()
+    path.write_text(memory_text("By hand, edited"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # edited in place, same mtime
+    env.ok("read", "learning-by-hand")
+    assert env.index(env.project_dir)["memories"]["learning-by-hand"]["title"] == "By hand, edited"
+
+    index_path = env.project_dir / "index.json"
+    good = env.index(env.project_dir)["memories"]
+    index_path.write_text("not json")
+    env.ok("read", "learning-seed")
+    assert env.index(env.project_dir)["memories"] == good
+
+
 def test_deleted_catalog_is_rebuilt_and_labels_kept(env: Env) -> None:
     env.ok("write", "Alpha", "--tags", "a")
     env.ok("write", "Beta", "--tags", "b")

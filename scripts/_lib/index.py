@@ -275,6 +275,16 @@ class Catalog:
         if file_stamp(self.scope.root) != self._meta(ROOT_KEY):
             self.refresh()
 
+    def refresh_if_stale(self, relpath: str) -> None:
+        """The check of a read: sync (and so repair index.json / graph.json) when files came or
+        went, an export is missing or was touched by someone else, or the file being read
+        (`relpath`) changed since it was indexed. A few stats when nothing changed."""
+        row = self.conn.execute("SELECT stamp FROM docs WHERE relpath = ? UNION ALL "
+                                "SELECT stamp FROM problems WHERE relpath = ?", (relpath, relpath)).fetchone()
+        if (row is None or row[0] != file_stamp(self.scope.root / relpath)
+                or file_stamp(self.scope.root) != self._meta(ROOT_KEY) or not self._exports_current()):
+            self.refresh()
+
     def rebuild(self) -> None:
         """Forget everything derived and re-read every file (labels in graph.json are kept)."""
         with self.locked():

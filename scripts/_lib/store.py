@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from . import search
 
 from . import clock, embed, errors, frontmatter, fsutil, links, memory, redact
-from .index import Catalog, Entry, Problem, open_catalog
+from .index import NOT_MEMORIES, Catalog, Entry, Problem, open_catalog
 from .scopes import Scope, Workspace, prepare_for_write
 
 SORT_KEYS = ("updated", "created", "title", "slug", "type", "scope")
@@ -43,9 +43,10 @@ def locate(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[S
     """Find which scope holds `slug` (enterprise -> local -> project -> global) and its file."""
     _check_slug_argument(slug)
     scopes = workspace.readable_scopes(scope)
-    for candidate in scopes:  # fast path: the flat file named after the slug
-        path = candidate.root / f"{slug}.md"
-        if path.is_file():
+    flat = f"{slug}.md"
+    for candidate in scopes:  # fast path: the flat file named after the slug (index.md is no memory)
+        path = candidate.root / flat
+        if flat.lower() not in NOT_MEMORIES and path.is_file():
             return candidate, path
     for candidate in scopes:  # memory-graph layouts (nodes/<kind>/...) and ids that differ from file names
         with catalog_for(workspace, candidate) as catalog:
@@ -121,6 +122,9 @@ def validate_new(new: NewMemory) -> NewMemory:
         raise errors.InvalidInput("empty tags", "give at least one tag, e.g. --tags auth,api")
     content = memory.check_content(new.content)
     slug = memory.check_slug(new.slug.strip()) if new.slug is not None else None
+    if slug is not None and f"{slug}.md" in NOT_MEMORIES:
+        raise errors.InvalidInput(f"slug {slug!r} is reserved: {slug}.md is not read as a memory",
+                                  "choose another --slug, e.g. learning-" + slug)
     now = clock.now_iso()
     created, updated = memory.check_timestamps(new.created or new.updated or now, new.updated or new.created or now)
     if new.created and not new.updated:
@@ -212,6 +216,7 @@ def _refresh_entrypoint(workspace: Workspace, scope_name: str, types: set[str]) 
 def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Memory:
     """The memory `slug` from the most specific scope holding it."""
     found_scope, path = locate(workspace, slug, scope)
+    _repair_index_on_read(workspace, found_scope, path)
     item = _read(path, found_scope, slug)
     if item.slug != slug:  # the flat file's id says otherwise: look it up by id
         with catalog_for(workspace, found_scope) as catalog:
@@ -220,6 +225,22 @@ def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Me
             raise _not_found(workspace, slug, workspace.readable_scopes(scope))
         item = _read(entry.path, found_scope, slug)
     return item
+
+
+def _repair_index_on_read(workspace: Workspace, scope: Scope, path: Path) -> None:
+    """Bring the scope's catalog, index.json and graph.json up to date when a read finds them
+    stale (a hand-added, hand-edited or hand-deleted file, a damaged export): the Edge Case
+    "auto-rebuild index entry on access". Never stops the read itself."""
+    import sqlite3
+
+    try:
+        relpath = path.relative_to(scope.root).as_posix()
+    except ValueError:
+        return
+    with contextlib.suppress(OSError, sqlite3.Error, errors.Error):
+        with catalog_for(workspace, scope, refresh=False) as catalog:
+            if catalog is not None:
+                catalog.refresh_if_stale(relpath)
 
 
 # -- update ---------------------------------------------------------------------------------
