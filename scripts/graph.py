@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib import diagram, errors, store
+from _lib import diagram, errors, links, store
 from _lib.scopes import Workspace
 
 EXAMPLES = """\
@@ -29,12 +29,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--depth", type=int, default=1, help="how many links away to go (default 1)")
     parser.add_argument("--format", choices=diagram.FORMATS, default="mermaid", help="output format")
     _cli.add_scope(parser, "the scope to draw (default: the one holding SLUG; with --all: the default scope)")
+    parser.add_argument("--json", action="store_true", help="same as --format json")
     args = parser.parse_args(argv)
     if bool(args.slug) == bool(args.all):
         parser.error("give a SLUG or --all (not both)")
+    if args.json:
+        args.format = "json"
     workspace = Workspace()
     if args.slug:
-        scope, _ = store.locate(workspace, args.slug, args.scope)
+        scope, args.slug = links.resolve(workspace, args.slug, args.scope)
     else:
         scope = workspace.scope(args.scope)
     with store.catalog_for(workspace, scope) as catalog:

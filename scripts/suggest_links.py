@@ -32,10 +32,11 @@ def main(argv: list[str]) -> int:
     with store.catalog_for(workspace, scope) as catalog:
         if catalog is None:
             raise errors.NotFound(f"the {scope.name} scope has no memories yet", "write some with `memory write`")
-        proposals = suggest.suggest(catalog, args.slug, limit=args.limit)
+        proposals = suggest.suggest(catalog, args.slug, limit=args.limit, embeddings=True)
+    mode = "embeddings" if any(proposal.cosine is not None for proposal in proposals) else "text"
     _cli.print_warnings(workspace.warnings)
     if args.json:
-        _cli.emit_json({"scope": scope.name, "mode": "text", "count": len(proposals),
+        _cli.emit_json({"scope": scope.name, "mode": mode, "count": len(proposals),
                         "suggestions": [proposal.as_json() for proposal in proposals]})
         return 0
     if not proposals:

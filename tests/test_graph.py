@@ -85,6 +85,30 @@ def test_us3_3_graph_of_hub_is_a_valid_mermaid_diagram(env: Env, mermaid_checker
     assert dot.startswith("digraph") and '"hub-auth" -> ' in dot
 
 
+def test_us3_3_graph_of_hub_named_type_last(env: Env, mermaid_checker) -> None:
+    """`memory graph auth-hub` as the spec writes it, for the hub "Auth Hub" (slug hub-auth, Decision 7)."""
+    make(env, ("Auth Hub", "hub"), ("OAuth2", "decision"), ("Token refresh", "learning"))
+    for slug in ("decision-oauth2", "learning-token-refresh"):
+        env.ok("link", slug, "auth-hub", "--label", "part-of")
+    assert {(e["target"], e["label"]) for e in env.graph(env.project_dir)["hub-auth"]} == {
+        ("decision-oauth2", "contains"), ("learning-token-refresh", "contains")}
+    result = env.ok("graph", "auth-hub")
+    assert result.out.startswith("flowchart") and "hub-auth" in result.err
+    for title in ("Auth Hub", "OAuth2", "Token refresh"):
+        assert title in result.out
+    details = mermaid_checker.check_detailed(result.out, labels=True)
+    assert details.ok, details.error
+    data = env.ok("graph", "auth-hub", "--json").json()  # --json like every other command
+    assert data["root"] == "hub-auth" and len(data["nodes"]) == 3
+    assert {(e["direction"], e["neighbour"]) for e in env.ok("edges", "auth-hub", "--json").json()["edges"]} == {
+        (direction, slug) for direction in ("outgoing", "incoming") for slug in ("decision-oauth2",
+                                                                               "learning-token-refresh")}
+    make(env, ("Auth", "decision"))  # now "auth" could be hub-auth or decision-auth: refused, both named
+    assert "decision-auth, hub-auth" in env.fails("graph", "auth").err
+    env.ok("write", "Literal", "--type", "hub", "--tags", "auth", "--slug", "auth-hub")
+    assert env.ok("graph", "auth-hub", "--json").json()["root"] == "auth-hub"  # an exact slug always wins
+
+
 HOSTILE_TITLES = ['He said "hi" & left', "[brackets] (parens) {braces}", "pipe | and # hash; C#",
                   "emoji 🎉 and RTL שלום and 中文", "backslash \\n not a newline", "%%{init: {}}%% directive",
                   "style classDef end graph", "<script>alert(1)</script>", "$$x^2$$ and `code`", "\ufb02\xb0 and \xb6\xdf placeholders"]
@@ -154,6 +178,27 @@ def test_us3_5_suggest_links_by_content_similarity(env: Env) -> None:
     env.ok(*top["command"].split()[1:])  # the printed command is exactly runnable
     after = env.ok("suggest-links", "--json").json()["suggestions"]
     assert {top["source"], top["target"]} not in [{item["source"], item["target"]} for item in after]
+
+
+def test_suggest_links_uses_cached_embeddings(env: Env) -> None:
+    """With embeddings, similar meaning alone proposes a link (no shared tag or word)."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent / "servers"))
+    from embedding_stub import AUTH_SYNONYMS, EmbeddingStub
+
+    with EmbeddingStub(synonyms=AUTH_SYNONYMS) as stub:
+        env.project_dir.mkdir(parents=True, exist_ok=True)
+        (env.project_dir / "config.json").write_text(json.dumps({"embedding": {"endpoint": stub.url}}))
+        for title, tag, content in [("Login fails on Safari", "safari", "Users could not login when cookies are blocked."),
+                                    ("Rotate SSO credentials", "ops", "Rotate the oauth client credentials monthly."),
+                                    ("Postgres vacuum tuning", "db", "Autovacuum thresholds for large tables."),
+                                    ("CSS grid layout tips", "css", "Use grid template areas for page layout.")]:
+            env.ok("write", title, "--tags", tag, "--content", content)
+        result = env.ok("suggest-links", "--json").json()
+    assert result["mode"] == "embeddings"
+    pairs = {frozenset((item["source"], item["target"])): item for item in result["suggestions"]}
+    found = pairs[frozenset(("learning-login-fails-on-safari", "learning-rotate-sso-credentials"))]
+    assert "similar meaning" in found["reason"]
 
 
 def test_link_refusals(env: Env) -> None:

@@ -128,15 +128,62 @@ class LinkResult:
                 "inverse": self.inverse, "changed": self.created, "notes": self.notes}
 
 
-def _link_scope(workspace: Workspace, source: str, target: str, scope: str | None) -> Any:
-    from .store import locate
+def slug_aliases(slug: str) -> list[str]:
+    """Type-prefixed slugs (Decision 7) that `slug` may mean: auth-hub or auth -> hub-auth, ..."""
+    words = slug.split("-")
+    found: dict[str, None] = {}
+    for memory_type in memory.TYPES:
+        type_words = memory_type.split("-")
+        if words[:len(type_words)] == type_words:
+            continue
+        kept = [word for word in words if word not in type_words]
+        if kept and all(kept):
+            found.setdefault(f"{memory_type}-{'-'.join(kept)}", None)
+    return list(found)
 
+
+def resolve(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[Any, str]:
+    """The scope holding `slug` and the slug to use there.
+
+    A memory named without its type prefix or with the type word last (`auth-hub`,
+    `auth` for the hub `hub-auth`) is found under its type-prefixed slug when exactly
+    one memory matches (with a warning); otherwise the usual not-found error stands.
+    """
+    from .store import catalog_for, locate
+
+    try:
+        found, _ = locate(workspace, slug, scope)
+        return found, slug
+    except errors.NotFound as missing:
+        matches: list[tuple[Any, str]] = []
+        candidates = slug_aliases(slug)
+        for candidate_scope in workspace.readable_scopes(scope):
+            with catalog_for(workspace, candidate_scope, refresh=False) as catalog:
+                if catalog is not None:
+                    matches.extend((candidate_scope, alias) for alias in candidates if catalog.has_slug(alias))
+        if len({alias for _, alias in matches}) != 1:
+            if matches:
+                missing.hint = "did you mean: " + ", ".join(dict.fromkeys(alias for _, alias in matches))
+            raise
+    found, alias = matches[0]
+    workspace.warn(f"no memory {slug!r}; using {alias!r}")
+    return found, alias
+
+
+def _link_scope(workspace: Workspace, source: str, target: str, scope: str | None) -> tuple[Any, str, str]:
+    """The scope of a link (the one holding `source`) and both slugs as that scope names them."""
     memory.check_lookup_slug(source)
     memory.check_lookup_slug(target)
     if source == target:
         raise errors.InvalidInput(f"cannot link {source!r} to itself", "a link joins two different memories")
-    found, _ = locate(workspace, source, scope)
-    return found
+    found, source = resolve(workspace, source, scope)
+    try:
+        target = resolve(workspace, target, found.name)[1]
+    except errors.NotFound:
+        pass  # require_same_scope explains: missing, or in another scope
+    if source == target:
+        raise errors.InvalidInput(f"cannot link {source!r} to itself", "a link joins two different memories")
+    return found, source, target
 
 
 def link(workspace: Workspace, source: str, target: str, *, label: str = DEFAULT_LABEL,
@@ -147,7 +194,7 @@ def link(workspace: Workspace, source: str, target: str, *, label: str = DEFAULT
     check_label(label)
     if inverse is not None:
         check_label(inverse, "inverse label")
-    found = _link_scope(workspace, source, target, scope)
+    found, source, target = _link_scope(workspace, source, target, scope)
     with catalog_for(workspace, found, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked():
@@ -178,7 +225,7 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
 
     if label is not None:
         check_label(label)
-    found = _link_scope(workspace, source, target, scope)
+    found, source, target = _link_scope(workspace, source, target, scope)
     with catalog_for(workspace, found, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked():
@@ -187,7 +234,7 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
             forward = current_labels(catalog, source, target)
             backward = current_labels(catalog, target, source)
             if not forward and not backward or (label is not None and label not in forward):
-                what = f"a {label!r} link" if label else "a link"
+                what = f"{label!r} link" if label else "link"
                 raise errors.NotFound(f"there is no {what} from {source!r} to {target!r}",
                                       f"see the existing links with `memory edges {source}`")
             inverse_label = catalog.labels.inverse(label) if label else ""
@@ -213,9 +260,9 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
 
 def edges(workspace: Workspace, slug: str, *, scope: str | None = None) -> dict[str, Any]:
     """Every outgoing and incoming edge of `slug` with label, direction and neighbour details."""
-    from .store import catalog_for, locate
+    from .store import catalog_for
 
-    found, _ = locate(workspace, slug, scope)
+    found, slug = resolve(workspace, slug, scope)
     with catalog_for(workspace, found) as catalog:
         assert catalog is not None
         entry = catalog.get(slug)

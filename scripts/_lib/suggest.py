@@ -22,16 +22,19 @@ QUERY_TERMS = 24          # a memory's most distinctive words used to find its l
 CANDIDATES_PER_MEMORY = 20
 MIN_SCORE = 0.15
 SWEEP_LIMIT = 60          # memories examined when no slug is given (least linked, newest first)
+VECTOR_MIN = 0.3          # cosine below which cached embeddings propose nothing
 
 
 class Suggestion:
     """A proposed link between two memories of one scope."""
 
-    __slots__ = ("source", "target", "score", "label", "reason", "scope")
+    __slots__ = ("source", "target", "score", "label", "reason", "scope", "cosine")
 
-    def __init__(self, source: Entry, target: Entry, score: float, label: str, reason: str) -> None:
+    def __init__(self, source: Entry, target: Entry, score: float, label: str, reason: str,
+                 cosine: float | None = None) -> None:
         self.source, self.target, self.score, self.label, self.reason = source, target, score, label, reason
         self.scope = source.scope
+        self.cosine = cosine  # embedding similarity, when cached embeddings took part
 
     @property
     def command(self) -> str:
@@ -84,15 +87,37 @@ def _label_for(source: Entry, target: Entry, similarity: float) -> str:
     return "relates-to"
 
 
+def cached_similarity(catalog: Catalog, slugs: list[str]) -> Callable[[Catalog, str], dict[str, float]] | None:
+    """Cosine neighbours of `slugs` from the embedding cache (never the provider); None without one."""
+    if not catalog.conn.execute("SELECT 1 FROM docs WHERE has_embedding=1 LIMIT 1").fetchone():
+        return None
+    from . import semantic  # only when some memory has a cached embedding
+
+    pairs = semantic.similar_pairs(catalog, slugs=slugs, k=CANDIDATES_PER_MEMORY, min_score=VECTOR_MIN)
+    if not pairs:
+        return None
+    near: dict[str, dict[str, float]] = {}
+    for first, second, cosine in pairs:
+        near.setdefault(first, {})[second] = cosine
+        near.setdefault(second, {})[first] = cosine
+    return lambda _catalog, slug: near.get(slug, {})
+
+
 def suggest(catalog: Catalog, slug: str | None = None, *, limit: int = 10,
-            vector_neighbours: Callable[[Catalog, str], dict[str, float]] | None = None) -> list[Suggestion]:
-    """Ranked link proposals for `slug` (or across the scope), excluding pairs already linked."""
+            vector_neighbours: Callable[[Catalog, str], dict[str, float]] | None = None,
+            embeddings: bool = False) -> list[Suggestion]:
+    """Ranked link proposals for `slug` (or across the scope), excluding pairs already linked.
+
+    With `embeddings`, cached embedding similarity joins tags and wording when the cache has any.
+    """
     if slug is not None:
         sources = [slug]
     else:  # the least connected memories first: that is where links are missing
         sources = [row[0] for row in catalog.conn.execute(
             "SELECT d.slug FROM docs d LEFT JOIN (SELECT src, COUNT(*) AS n FROM declared GROUP BY src) c "
             "ON c.src = d.slug ORDER BY COALESCE(c.n, 0), d.updated DESC LIMIT ?", (SWEEP_LIMIT,))]
+    if embeddings and vector_neighbours is None:
+        vector_neighbours = cached_similarity(catalog, sources)
     found: dict[frozenset[str], Suggestion] = {}
     for source_slug in sources:
         source = catalog.get(source_slug)
@@ -131,6 +156,6 @@ def suggest(catalog: Catalog, slug: str | None = None, *, limit: int = 10,
             if cosine is not None:
                 reasons.append(f"similar meaning ({cosine:.2f})")
             label = _label_for(source, other, max(similarity, cosine or 0.0))
-            found[pair] = Suggestion(source, other, score, label, "; ".join(reasons) or "related")
+            found[pair] = Suggestion(source, other, score, label, "; ".join(reasons) or "related", cosine)
     return sorted(found.values(), key=lambda suggestion: (-suggestion.score, suggestion.source.slug,
                                                           suggestion.target.slug))[:limit]
