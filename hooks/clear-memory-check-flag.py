@@ -12,7 +12,7 @@ import re
 from _hook import run_hook, session_of
 
 EDIT_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
-MEMORY_COMMAND = re.compile(r"(?:^|[\s;&|/])memory\s+(write|update|link|think|commit)\b")
+MEMORY_COMMAND = re.compile(r"(?:^|[\s;&|/'\"])memory['\"]?\s+(write|update|link|think|commit)\b")
 CREATED = re.compile(r"^(?:Created|Updated) ([a-z0-9]+(?:-[a-z0-9]+)*) ", re.M)
 LIMIT = 500
 

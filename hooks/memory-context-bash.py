@@ -10,7 +10,10 @@ from _lib import gotchas
 def handle(payload: dict) -> dict | None:
     tool_input = payload.get("tool_input")
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    if not isinstance(command, str) or not command.strip() or command.lstrip().startswith("memory "):
+    if not isinstance(command, str) or not command.strip():
+        return None
+    program = command.split(None, 1)[0].strip("\"'")
+    if program == "memory" or program.endswith("/bin/memory"):  # also "${CLAUDE_PLUGIN_ROOT}/bin/memory"
         return None
     response = payload.get("tool_response")
     output = ""

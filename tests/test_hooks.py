@@ -419,6 +419,9 @@ DENIED_COMMANDS = [
     "mv .claude/memory/a.md /tmp/",
     "cp draft.md .claude/memory/a.md",
     "cp -r notes/ .claude/memory",
+    "cp -t .claude/memory draft.md",
+    "cp -rt .claude/memory notes/",
+    "cp --target-directory=.claude/memory draft.md",
     "rsync -a notes/ .claude/memory/",
     "sed -i 's/old/new/' .claude/memory/a.md",
     "sed -i.bak s/old/new/ .claude/memory/a.md",
@@ -458,6 +461,7 @@ ALLOWED_COMMANDS = [
     "find .claude/memory -name '*.md'",
     "diff .claude/memory/a.md draft.md",
     "cp .claude/memory/a.md /tmp/backup.md",
+    "cp -t /tmp .claude/memory/a.md",
     "cat .claude/memory/a.md > /tmp/copy.md",
     "git diff -- .claude/memory",
     "git log --oneline -- .claude/memory",
@@ -566,6 +570,20 @@ def test_bash_context_is_silent_for_unrelated_commands_and_repeats(hooks: Hooks)
     assert hooks.run("memory-context-bash", hooks.post_bash("memory search docker", "...")).out == ""
     assert hooks.run("memory-context-bash", hooks.post_bash("docker compose ps", "up")).context("PostToolUse")
     assert hooks.run("memory-context-bash", hooks.post_bash("docker compose logs api", "x")).out == ""
+
+
+def test_bash_context_is_silent_when_reading_memory_itself(hooks: Hooks) -> None:
+    """Like a Read of a memory file: the gotcha being read is not injected back, nor for `memory` runs."""
+    bash_project(hooks)
+    gotcha = hooks.memory_dir / "gotcha-token-refresh-must-be-serialised.md"
+    assert gotcha.is_file()
+    for command in (f"cat {gotcha.relative_to(hooks.project)}", f"head -20 {gotcha}",
+                    f'"{REPO}/bin/memory" gotchas --path src/auth/login.ts', "memory read gotcha-x"):
+        assert hooks.run("memory-context-bash", hooks.post_bash(command, "x")).out == "", command
+    # Another path in the same command still counts.
+    warning = hooks.run("memory-context-bash", hooks.post_bash(f"cat src/auth/login.ts {gotcha}", "x")).context(
+        "PostToolUse") or ""
+    assert "gotcha-token-refresh-must-be-serialised" in warning
 
 
 def test_read_and_bash_share_the_session_deduplication(hooks: Hooks) -> None:
@@ -764,6 +782,16 @@ def test_memory_write_clears_the_flag(hooks: Hooks) -> None:
     state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text())
     assert state["edits_since_capture"] == 0
     assert state["memories_written"] == ["learning-module-loader-needs-absolute-imports"]
+
+
+def test_memory_write_by_the_plugin_path_clears_the_flag(hooks: Hooks) -> None:
+    """The skills say: if `memory` is not on PATH, run "${CLAUDE_PLUGIN_ROOT}/bin/memory" (quoted)."""
+    _edit(hooks, 6)
+    command = f'"{REPO}/bin/memory" write "Loader note" --type learning --tags python --content "x"'
+    hooks.run("clear-memory-check-flag", hooks.post_bash(command, "Created learning-loader-note (project scope): x\n"))
+    assert _skill_reminder(hooks) is None
+    state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text())
+    assert state["edits_since_capture"] == 0 and state["memories_written"] == ["learning-loader-note"]
 
 
 def test_other_bash_commands_do_not_clear_the_flag(hooks: Hooks) -> None:

@@ -242,7 +242,10 @@ MIN_ERROR_OVERLAP = 3  # distinct informative words an error shares with a gotch
 def for_command(workspace: Workspace, command: str, output: str = "", *, limit: int = 3,
                 exclude: Iterable[str] = ()) -> list[Match]:
     """The gotchas most relevant to a shell command and the errors in its output."""
+    from .guard import protected_scope
+
     programs, paths = command_signals(command)
+    paths = [path for path in paths if protected_scope(workspace, path, str(workspace.cwd)) is None]  # memory files
     relpaths = [relative_path(os.path.join(str(workspace.cwd), path), str(workspace.project_dir)) for path in paths[:10]]
     signals = [(relpath, path_signals(relpath)) for relpath in relpaths]
     error_lines = [line for line in output.splitlines()[-200:] if ERROR_LINE.search(line)]

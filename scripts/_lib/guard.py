@@ -152,8 +152,11 @@ def _segment_target(segment: list[str], protected: Any, env: Any) -> str | None:
     arguments = [word for word in words[1:] if not word.startswith("-")]
     if program in WRITING_PROGRAMS:
         return next((_expand(word, env) for word in arguments if protected(word)), None)
-    if program in COPYING_PROGRAMS and arguments and protected(arguments[-1]):
-        return _expand(arguments[-1], env)
+    if program in COPYING_PROGRAMS and arguments:
+        destination = _target_directory(words) if program == "cp" else None  # `cp -t DIR src...`
+        destination = destination if destination is not None else arguments[-1]
+        if protected(destination):
+            return _expand(destination, env)
     if program in IN_PLACE_FLAGS and any(word.startswith(IN_PLACE_FLAGS[program]) for word in words[1:]):
         return next((_expand(word, env) for word in arguments if protected(word)), None)
     if program == "tar" and (words[1:2] and "x" in words[1] and not words[1].startswith("-") or any(
@@ -170,4 +173,16 @@ def _segment_target(segment: list[str], protected: Any, env: Any) -> str | None:
         return next((_expand(word, env) for word in arguments if protected(word)), None)
     if program == "git" and len(words) > 1 and words[1] in ("rm", "mv", "checkout", "restore", "clean", "reset"):
         return next((_expand(word, env) for word in arguments[1:] if protected(word)), None)
+    return None
+
+
+def _target_directory(words: list[str]) -> str | None:
+    """The DIR of `cp -t DIR`, `-tDIR`, `-rt DIR`, `--target-directory[=]DIR`, else None."""
+    for index, word in enumerate(words[1:], 1):
+        if word.startswith("--target-directory="):
+            return word.split("=", 1)[1]
+        if word == "--target-directory" or re.fullmatch(r"-[A-Za-z]*t", word):
+            return words[index + 1] if index + 1 < len(words) else None
+        if re.fullmatch(r"-[A-Za-su-z]*t.+", word):
+            return word.split("t", 1)[1]
     return None
