@@ -49,6 +49,9 @@ def render(report: health.Report) -> str:
     memories = sum(scope.memories for scope in report.scopes)
     lines = [f"Memory health: {_count(memories, 'memory', 'memories')} in {_count(len(report.scopes), 'scope')}; "
              f"{_count(report.errors, 'error')}, {_count(report.warnings, 'warning')}"]
+    summary = report.summary()
+    lines.append(f"Orphans: {summary['orphans']}; broken links: {summary['brokenLinks']}; "
+                 f"frontmatter issues: {summary['frontmatterIssues']}")
     if not report.scopes:
         lines.append("No memory directories found; nothing to check.")
     for scope in report.scopes:

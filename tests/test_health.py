@@ -66,6 +66,19 @@ def test_us5_1_report_shows_totals_orphans_broken_links_and_frontmatter(env: Env
     assert invalid[0]["fixable"] is True
 
 
+def test_us5_1_headline_counts_are_always_shown_and_count_each_broken_pair_once(env: Env) -> None:
+    seed(env)
+    env.ok("write", "Session store", "--tags", "auth", "--links", "hub-authentication")
+    assert "Orphans: 1; broken links: 0; frontmatter issues: 0" in env.ok("health").out
+    (env.project_dir / "learning-token-refresh-rotates-keys.md").unlink()  # `links` and graph.json edges dangle
+    (env.project_dir / "decision-hand-written.md").write_text(DECISION.replace("- auth", "- Auth"))
+    env.unchecked.add(env.project_dir / "decision-hand-written.md")
+    data = env.fails("health", "--json").json()
+    assert data["byKind"]["graph-broken-edge"] >= 2
+    assert data["summary"] == {"memories": 5, "orphans": 2, "brokenLinks": 3, "frontmatterIssues": 1}
+    assert "Orphans: 2; broken links: 3; frontmatter issues: 1" in env.fails("health").out
+
+
 def test_us5_2_orphans_are_identified_with_a_suggestion_to_link_them(env: Env) -> None:
     seed(env)
     result = env.ok("health", "--json")

@@ -96,6 +96,25 @@ def test_dry_run_prints_the_plan_and_changes_nothing(env: Env) -> None:
     assert not list((env.project_dir / ".cache").glob("repair-backup-*"))  # copies removed after success
 
 
+def test_dry_run_leaves_index_and_graph_as_found_and_plans_what_repair_does(env: Env) -> None:
+    env.ok("write", "Auth hub", "--type", "hub", "--tags", "auth")
+    env.ok("write", "Token refresh", "--tags", "auth", "--links", "hub-auth")
+    env.ok("write", "Session store", "--tags", "auth", "--links", "hub-auth,learning-token-refresh")
+    (env.project_dir / "learning-token-refresh.md").unlink()  # deleted by hand
+    index = env.index(env.project_dir)
+    del index["memories"]["hub-auth"]
+    (env.project_dir / "index.json").write_text(json.dumps(index))
+    before = snapshot(env.project_dir)
+    planned = env.ok("repair", "--dry-run", "--json").json()
+    assert snapshot(env.project_dir) == before  # index.json and graph.json too
+    done = env.ok("repair", "--json").json()
+    assert [action["action"] for action in done["scopes"][0]["actions"]] == \
+        [action["action"] for action in planned["scopes"][0]["actions"]]
+    assert {"rewrite-index", "rewrite-graph", "drop-link"} <= {action["action"] for action in done["scopes"][0]["actions"]}
+    assert set(env.index(env.project_dir)["memories"]) == {"hub-auth", "learning-session-store"}
+    assert env.ok("repair", "--json").json()["fixed"] == 0
+
+
 def test_inverse_links_get_the_inverse_label_and_the_rest_of_the_file_is_kept(env: Env) -> None:
     env.ok("write", "Auth hub", "--type", "hub", "--tags", "auth")
     hub = env.project_dir / "hub-auth.md"

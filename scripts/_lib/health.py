@@ -158,9 +158,22 @@ class Report:
     def ok(self) -> bool:
         return self.errors == 0
 
+    def summary(self) -> dict[str, int]:
+        """The US5 headline counts: memories, orphans, broken links (each pair of memories once,
+        however many of `links`, wiki links and graph.json edges name it), frontmatter issues."""
+        problems = self.problems
+        broken = {(problem.scope, frozenset((problem.slug, problem.target))) for problem in problems
+                  if problem.kind in ("broken-link", "broken-reference", "graph-broken-edge")}
+        return {"memories": sum(scope.memories for scope in self.scopes),
+                "orphans": sum(problem.kind == "orphan" for problem in problems),
+                "brokenLinks": len(broken),
+                "frontmatterIssues": sum(problem.kind in ("unreadable-file", "invalid-frontmatter", "timestamp-format")
+                                         for problem in problems)}
+
     def as_json(self) -> dict[str, Any]:
         problems = self.problems
         return {"ok": self.ok, "memories": sum(scope.memories for scope in self.scopes),
+                "summary": self.summary(),
                 "errors": self.errors, "warnings": self.warnings,
                 "fixable": sum(problem.fixable for problem in problems),
                 "byKind": dict(sorted(Counter(problem.kind for problem in problems).items())),

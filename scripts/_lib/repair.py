@@ -15,7 +15,8 @@ Rules (README: Health, quality and repair):
 Repair never deletes or renames a memory and does not bump `updated` (it changes no knowledge).
 It holds the scope lock throughout, writes each file atomically and keeps a copy of every file it
 rewrites or removes in `<scope>/.cache/repair-backup-*` until the run has succeeded.
-`dry_run` plans the same fixes and changes no memory or cache file.
+`dry_run` plans the same fixes and changes no memory or cache file, and leaves index.json and
+graph.json as it found them.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ def repair(workspace: Workspace, scope: str | None = None, *, dry_run: bool = Fa
     targets = [target for target in workspace.readable_scopes(scope) if target.exists()]
     snapshots = {target.name: health.Snapshot.take(target) for target in targets}
     results = []
+    opened = [other for other in workspace.readable_scopes() if other.exists()] if dry_run else []
+    found = {other.name: health.Snapshot.take(other) for other in opened}  # what a dry run leaves as found
     with health.open_catalogs(workspace, targets) as catalogs:
         for target in targets:
             catalog = catalogs.get(target.name)
@@ -107,7 +110,27 @@ def repair(workspace: Workspace, scope: str | None = None, *, dry_run: bool = Fa
                     plan.apply()
             remaining = [problem for problem in analysis.problems if not problem.fixable]
             results.append(ScopeRepair(target, plan.actions, remaining))
+        for other in opened:
+            if other.name in catalogs and other.root_writable:
+                _put_back(catalogs[other.name], found[other.name])
     return RepairReport(dry_run, results)
+
+
+def _put_back(catalog: Catalog, snapshot: health.Snapshot) -> None:
+    """Leave index.json and graph.json as a dry run found them (opening the catalog rewrote them).
+
+    Their stamps then differ from the catalog's, so the next command rewrites them again (and
+    reads a hand-edited graph.json the same way the real repair will)."""
+    with catalog.locked():
+        for name, data in ((health.INDEX_NAME, snapshot.index), (health.GRAPH_NAME, snapshot.graph)):
+            path = catalog.scope.root / name
+            with contextlib.suppress(OSError):
+                if (path.read_bytes() if path.exists() else None) == data:
+                    continue
+                if data is None:
+                    path.unlink()
+                else:
+                    fsutil.write_atomically(path, data, durable=False)
 
 
 @contextlib.contextmanager
@@ -222,10 +245,10 @@ class Plan:
         if index_problems:
             self._act("rewrite-index", None, f"index.json brought in step with the files "
                       f"({len(index_problems)} problem{'s' if len(index_problems) != 1 else ''}; every command "
-                      "does this, the dry run too)", root / "index.json")
+                      "but a dry run does this)", root / "index.json")
         if graph_problems:
             self._act("rewrite-graph", None, f"graph.json rebuilt from the files ({len(graph_problems)} "
-                      f"problem{'s' if len(graph_problems) != 1 else ''}; every command does this, the dry run too)",
+                      f"problem{'s' if len(graph_problems) != 1 else ''}; every command but a dry run does this)",
                       root / "graph.json")
 
     def _links(self, fixable: list[health.Problem]) -> None:
