@@ -70,7 +70,8 @@ def main(argv: list[str]) -> int:
 def build_add(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--title", required=True, help="one line, up to 200 characters")
     sub.add_argument("--parent", metavar="ID", help="the epic or feature to add it to (default: a new epic)")
-    sub.add_argument("--depends", metavar="ID,...", help="comma-separated ids that must be done first")
+    sub.add_argument("--depends", action="append", default=[], metavar="ID,...",
+                     help="comma-separated ids that must be done first (repeatable)")
     sub.add_argument("--description", help="longer text")
     sub.add_argument("--deliverable", action="append", default=[], metavar="PATH",
                      help="a file the task produces, relative to the project (repeatable; glob patterns allowed)")
@@ -83,7 +84,7 @@ def build_add(sub: argparse.ArgumentParser) -> None:
 
 
 def run_add(store: tasks.TaskStore, args: argparse.Namespace) -> int:
-    result = store.add(args.title, parent=args.parent, dependencies=_id_list(args.depends),
+    result = store.add(args.title, parent=args.parent, dependencies=_id_list(",".join(args.depends)),
                        description=args.description, deliverables=args.deliverable, tests=args.test,
                        criteria=args.criterion, agent=args.agent)
     if args.json:
@@ -331,7 +332,7 @@ def run_validate(store: tasks.TaskStore, args: argparse.Namespace) -> int:
         count = len(report["problems"])
         _cli.print_error(errors.InvalidInput(
             f"{count} problem{'' if count == 1 else 's'} in the task store",
-            "`memory task validate --fix` repairs parents, children, types and rolled-up statuses; "
+            "`memory task validate --fix` repairs parents, children, types, rolled-up statuses and task-index.json; "
             "fix the rest with `memory task update` or `memory file write`"))
         return 1
     return 0

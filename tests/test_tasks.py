@@ -196,6 +196,16 @@ def test_dependencies_must_exist(env: Env) -> None:
     assert "does not exist" in env.fails("task", "update", "1.1", "--set", "dependencies=3").err
 
 
+def test_depends_may_be_repeated_and_every_id_is_kept(env: Env) -> None:
+    add(env, "Epic")
+    add(env, "One", "--parent", "1")
+    add(env, "Two", "--parent", "1")
+    add(env, "Three", "--parent", "1")
+    add(env, "Four", "--parent", "1", "--depends", "1.1", "--depends", "1.2,1.3")
+    assert task_file(env, "1.4")["dependencies"] == ["1.1", "1.2", "1.3"]
+    assert_valid(env)
+
+
 def test_a_dependency_cycle_is_refused_and_named(env: Env) -> None:
     add(env, "Epic")
     add(env, "One", "--parent", "1")
@@ -506,12 +516,43 @@ def test_validate_reports_cycles_bad_files_and_orphans(env: Env) -> None:
     env.write_broken(env.project_dir / "tasks" / "3.1.json", json.dumps(
         {"id": "3.1", "type": "feature", "status": "pending", "parent": "3", "children": [], "dependencies": []}))
     env.write_broken(env.project_dir / "tasks" / "4.json", json.dumps({"id": "7", "type": "epic", "status": "pending"}))
+    env.write_broken(env.project_dir / "tasks" / "6.json", json.dumps({"id": "6", "type": "epic", "status": "pending",
+                                                                        "parent": "1"}))
     out = env.fails("task", "validate").out
+    assert "6: parent is 1 but the parent of 6 is null" in out  # a root's parent is null
     assert "1.1.1: dependency cycle: 1.1.1 -> 1.1.2 -> 1.1.1" in out
     assert "5: schema: must be of type object" in out
     assert "notes: tasks/notes.json: the file name is not a WBS id" in out
     assert "3.1: its parent 3 does not exist" in out
     assert "4: tasks/4.json its id '7' does not match the file name" in out
+
+
+def test_validate_reports_a_hand_edited_task_index_and_fix_rebuilds_it(env: Env) -> None:
+    build_plan(env)
+    env.ok("task", "status", "1.1.1", "done")
+    index_path = env.project_dir / "task-index.json"
+    derived = index_path.read_text()
+    data = json.loads(derived)
+    by_id = {entry["id"]: entry for entry in data["tasks"]}
+    by_id["1.2"]["status"] = "done"                        # roll-up no longer matches 1.2.1
+    by_id["1"]["children"] = ["1.1"]                       # 1.2 lost from its parent
+    data["tasks"] = [entry for entry in data["tasks"] if entry["id"] != "1.1.2"]
+    index_path.write_text(json.dumps(data))
+    report = env.fails("task", "validate", "--json").json()
+    messages = [problem["message"] for problem in report["problems"] if problem["id"] == "task-index.json"]
+    assert any("1.2 status" in message for message in messages), messages
+    assert any("1 children" in message for message in messages), messages
+    assert "does not list 1.1.2" in messages
+    assert "task-index.json" in env.fails("task", "validate").out
+    env.ok("task", "validate", "--fix")
+    assert index_path.read_text() == derived
+    index_path.write_text("{oops")
+    assert "task-index.json: not readable JSON" in env.fails("task", "validate").out
+    env.ok("task", "rebuild-index")
+    assert_valid(env)
+    index_path.unlink()                                    # derived: a missing index is just rebuilt
+    assert_valid(env)
+    assert index_path.read_text() == derived
 
 
 # -- concurrency -----------------------------------------------------------------------------------------------------

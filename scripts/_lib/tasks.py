@@ -875,7 +875,60 @@ class TaskStore:
                 continue
             entities[stem] = entry
         self._check_structure(entities, problem, warnings)
+        index_problems = self._index_problems(entities)
+        for message in index_problems:
+            problem(INDEX_NAME, message)
+        if not index_problems:  # leave a stale or missing index rebuilt, as every command does
+            count = len(self.workspace.warnings)
+            with contextlib.suppress(errors.Error):
+                self.entries  # noqa: B018
+            del self.workspace.warnings[count:]  # its "skipping tasks/..." notes repeat the problems above
         return {"tasks": len(entities), "problems": problems, "warnings": warnings}
+
+    def _index_problems(self, entries: dict[str, dict[str, Any]]) -> list[str]:
+        """How task-index.json disagrees with the task files, when someone else changed it.
+
+        An index this store wrote and that is merely stale (task files edited since) is
+        rebuilt by the next command, like any derived file; one changed by hand, or by
+        another tool, is reported.
+        """
+        try:
+            with open(self.stamp_path, encoding="utf-8") as handle:
+                recorded = json.load(handle).get("index")
+        except (OSError, ValueError, AttributeError):
+            return []  # no record of our last write (e.g. after a direct task file write): nothing to compare
+        if recorded == self._index_stamp() or self._index_stamp() is None:
+            return []
+        from . import schema
+
+        try:
+            with open(self.index_path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except OSError:
+            return []
+        except ValueError as exc:
+            return [f"not readable JSON: {exc}"]
+        violations = schema.validate(data, schema.load("task-index"))
+        if violations:
+            return [f"schema: {violation}" for violation in violations[:5]]
+        saved, self._entries = self._entries, entries
+        try:
+            derived = {task_id: dict(entry, progress=self.progress(task_id)) for task_id, entry in entries.items()}
+        finally:
+            self._entries = saved
+        listed: dict[str, dict[str, Any]] = {item["id"]: item for item in data["tasks"]}
+        found: list[str] = []
+        for task_id in sort_ids(set(listed) | set(derived)):
+            if task_id not in derived:
+                found.append(f"lists {task_id}, which has no valid tasks/{task_id}.json")
+            elif task_id not in listed:
+                found.append(f"does not list {task_id}")
+            else:
+                for key in ("type", "status", "parent", "children", "dependencies", "progress", "deliverables"):
+                    if key in listed[task_id] and listed[task_id][key] != derived[task_id].get(key):
+                        found.append(f"gives {task_id} {key} {json.dumps(listed[task_id][key])}, but tasks/*.json "
+                                     f"give {json.dumps(derived[task_id].get(key))}")
+        return found
 
     def _check_structure(self, entries: dict[str, dict[str, Any]], problem: Any,
                          warnings: list[dict[str, str]]) -> None:
@@ -888,7 +941,8 @@ class TaskStore:
                                      f"{_article(type_of(task_id))}")
                 expected = parent_of(task_id)
                 if entry["parent"] != expected:
-                    problem(task_id, f"parent is {entry['parent']} but the parent of {task_id} is {expected}")
+                    problem(task_id, f"parent is {entry['parent'] or 'null'} but the parent of {task_id} "
+                                     f"is {expected or 'null'}")
                 if expected is not None:
                     if expected not in entries:
                         problem(task_id, f"its parent {expected} does not exist")
