@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _hook import run_hook, workspace_for
+from _hook import run_hook, session_of, workspace_for
 
 from _lib import capture
 
@@ -13,7 +13,10 @@ def handle(payload: dict) -> dict | None:
     if not isinstance(agent, str) or not agent.strip() or not isinstance(message, str):
         return None  # compaction fires SubagentStop with an empty agent_type: not a finding
     workspace, _ = workspace_for(payload)
-    capture.record_discovery(workspace, agent.strip(), message, payload.get("session_id"))
+    slug = capture.record_discovery(workspace, agent.strip(), message, payload.get("session_id"))
+    session = session_of(payload)
+    if slug and session is not None:
+        session.update(lambda state: capture.note_written(state, slug))
     return None
 
 

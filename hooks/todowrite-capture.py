@@ -10,7 +10,7 @@ project (a git repository or one with .claude/memory) and when the config's
 
 from __future__ import annotations
 
-from _hook import run_hook, workspace_for
+from _hook import run_hook, session_of, workspace_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,8 +25,11 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     session_id = payload.get("session_id")
     if not isinstance(todos, list) or not isinstance(session_id, str) or not session_id.strip():
         return None
-    from _lib import taskhooks
+    from _lib import capture, taskhooks
 
+    session = session_of(payload)
+    if session is not None:  # for the session memory's tasks done and open threads
+        session.update(lambda state: capture.note_todos(state, todos))
     workspace, _ = workspace_for(payload)  # an invalid config falls back to the defaults
     if workspace.project_is_global or not (workspace.in_git_repo or workspace.project_root.is_dir()):
         return None  # not a project: nothing of the session belongs in a project's task store

@@ -236,3 +236,58 @@ def test_prompt_injection_finds_relevant_memory_as_often_as_keyword_search(env: 
         shown = [candidate.entry.slug for candidate in context.relevant(ws, query["query"], limit=5 + len(excluded))]
         injected += bool(relevant & set([slug for slug in shown if slug not in excluded][:5]))
     assert injected >= keyword, (injected, keyword)
+
+
+def test_query_filters_alone_list_every_match(env: Env) -> None:
+    for index in range(7):
+        env.ok("write", f"Auth note {index}", "--tags", "auth", "--content", f"Note {index} about auth.")
+    assert env.ok("query", "--tag", "auth", "--format", "json").json()["count"] == 7
+    assert env.ok("query", "--type", "learning", "--status", "active", "--format", "json").json()["count"] == 7
+    assert env.ok("query", "--recent", "--tag", "auth", "--format", "json").json()["count"] == 5
+    assert env.ok("query", "--format", "json").json()["count"] == 5  # no filter: the 5 most recent
+
+
+def test_file_summary_lists_classes_functions_and_symbols_bring_it_back(env: Env) -> None:
+    from _lib import capture, context
+
+    source = env.project / "src" / "billing.py"
+    source.parent.mkdir(parents=True)
+    source.write_text(big_source(1500) + "\n\nclass InvoiceLedger:\n    pass\n")
+    ws = workspace(env)
+    slug = capture.refresh_file_summary(ws, str(source))
+    body = (env.local_dir / f"{slug}.md").read_text()
+    assert "## Classes\n- `Gateway`\n- `InvoiceLedger`" in body  # not lost behind 1500 functions
+    assert "## Functions\n- `helper_0`" in body and "## Key exports" in body
+    env.ok("write", "Fix for flaky CI", "--type", "error", "--tags", "ci", "--content", "Retry the job.")
+    injected, _ = context.prompt_context(workspace(env), "who uses InvoiceLedger?", {})
+    assert slug in injected
+    injected, _ = context.prompt_context(workspace(env), "fix the WidgetRenderer component", {})
+    assert "error-fix-for-flaky-ci" not in injected  # one shared filler word is not relevance
+
+
+def test_session_memory_from_hooks_has_tasks_and_captures(env: Env) -> None:
+    repo = Path(__file__).resolve().parents[1]
+    data = env.root / "plugin-data"
+    environ = env.environ(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(env.project),
+                          CLAUDE_PLUGIN_ROOT=str(repo))
+    base = {"session_id": "feedbeef-1234", "transcript_path": str(env.root / "t.jsonl"), "cwd": str(env.project)}
+
+    def hook(name: str, **payload: object) -> None:
+        subprocess.run(["sh", str(repo / "hooks" / "run"), name], input=json.dumps({**base, **payload}).encode(),
+                       cwd=env.project, env=environ, check=True, capture_output=True, timeout=60)
+
+    hook("start-memory-index", hook_event_name="SessionStart", source="startup")
+    hook("clear-memory-check-flag", hook_event_name="PostToolUse", tool_name="Edit",
+         tool_input={"file_path": str(env.project / "src" / "rate.py")}, tool_response={})
+    hook("todowrite-capture", hook_event_name="PostToolUse", tool_name="TodoWrite", tool_response={},
+         tool_input={"todos": [{"content": "Add rate limiting", "status": "completed", "activeForm": "Adding"},
+                               {"content": "Write the docs", "status": "in_progress", "activeForm": "Writing"}]})
+    hook("capture-subagent", hook_event_name="SubagentStop", agent_type="Explore", agent_id="a1",
+         last_assistant_message="Billing uses idempotency keys on every charge request. " * 6)
+    hook("end-memory", hook_event_name="SessionEnd", reason="other")
+    [session_file] = env.local_dir.glob("session-*.md")
+    text = session_file.read_text()
+    assert "- `src/rate.py`" in text
+    assert "## Tasks done\n- [x] Add rate limiting" in text and "## Open threads\n- [ ] Write the docs" in text
+    [discovery] = env.local_dir.glob("discovery-*.md")
+    assert f"[[{discovery.stem}]]" in text

@@ -66,7 +66,30 @@ def _symbols(language: str, source: str) -> tuple[str, list[str], list[str]]:
                                   r"""#include\s+[<"]([^>"]+)[>"])""", source, re.M)
         import_names = [next((part for part in group if part), "") for group in import_names]
     purpose = " ".join(purpose.split())[:400]
-    return purpose, list(dict.fromkeys(symbols))[:MAX_LISTED], list(dict.fromkeys(filter(None, import_names)))[:MAX_LISTED]
+    return purpose, list(dict.fromkeys(symbols)), list(dict.fromkeys(filter(None, import_names)))[:MAX_LISTED]
+
+
+_CLASSES = {
+    "python": r"^class\s+([A-Za-z_]\w*)",
+    "go": r"^type\s+([A-Za-z_]\w*)\s+(?:struct|interface)\b",
+}
+_FUNCTIONS = {
+    "python": r"^(?:async\s+)?def\s+([A-Za-z_]\w*)",
+    "go": r"^func(?:\s+\([^)]*\))?\s+([A-Za-z_]\w*)",
+}
+_CLASS_DEFAULT = (r"^\s*(?:export\s+)?(?:default\s+)?(?:(?:public|pub|abstract|final|static|sealed|data)\s+)*"
+                  r"(?:class|struct|interface|trait|enum|record)\s+([A-Za-z_$][\w$]*)")
+_FUNCTION_DEFAULT = (r"^\s*(?:export\s+)?(?:default\s+)?(?:pub\s+)?(?:async\s+)?(?:function\*?|def|fn|fun)\s+"
+                     r"([A-Za-z_$][\w$]*)")
+
+
+def _definitions(language: str, source: str) -> tuple[list[str], list[str]]:
+    """(classes, functions) defined in a source file, private ones (leading _) left out."""
+    found = []
+    for table, default in ((_CLASSES, _CLASS_DEFAULT), (_FUNCTIONS, _FUNCTION_DEFAULT)):
+        names = re.findall(table.get(language, default), source, re.M)
+        found.append([name for name in dict.fromkeys(names) if not name.startswith("_")])
+    return found[0], found[1]
 
 
 def summarise_file(path: str, relpath: str, source: str) -> tuple[str, dict[str, Any]]:
@@ -74,12 +97,24 @@ def summarise_file(path: str, relpath: str, source: str) -> tuple[str, dict[str,
     extension = path.rsplit(".", 1)[-1].lower() if "." in os.path.basename(path) else ""
     language = LANGUAGE_BY_EXTENSION.get(extension, extension or "text")
     purpose, symbols, imports = _symbols(language, source)
+    classes, functions = _definitions(language, source)
+    if language == "python":  # an explicit __all__ is the module's exports
+        declared = re.search(r"^__all__\s*=\s*[\[(]([^\])]*)[\])]", source, re.M)
+        if declared:
+            symbols = re.findall(r"['\"]([A-Za-z_]\w*)['\"]", declared.group(1)) or symbols
+    symbols = sorted(symbols, key=lambda name: name not in classes)[:MAX_LISTED]  # classes first
     lines = source.count("\n") + (0 if source.endswith("\n") else 1)
     size = len(source.encode("utf-8"))
     parts = [f"Automatic summary of `{relpath}` ({language}, {lines} lines, {size // 1024} KB).", ""]
     parts += ["## Purpose", purpose or "(no module docstring or header comment)", ""]
     if symbols:
-        parts += ["## Key definitions", *[f"- `{name}`" for name in symbols], ""]
+        parts += ["## Key exports", *[f"- `{name}`" for name in symbols], ""]
+    for heading, names in (("Classes", classes), ("Functions", functions)):
+        if names:
+            parts += [f"## {heading}", *[f"- `{name}`" for name in names[:MAX_LISTED]]]
+            if len(names) > MAX_LISTED:
+                parts.append(f"- ... and {len(names) - MAX_LISTED} more")
+            parts.append("")
     if imports:
         parts += ["## Imports", *[f"- `{name}`" for name in imports], ""]
     facts = {"path": relpath, "language": language, "file_size": size, "line_count": lines,
@@ -169,6 +204,23 @@ def session_slug(session_id: str, started: str) -> str:
     return f"session-{started[:10]}-{memory.slugify(session_id)[:8] or 'unknown'}"
 
 
+STATE_LIMIT = 500  # entries per list kept in the session state
+
+
+def note_todos(state: dict[str, Any], todos: Any) -> None:
+    """Keep Claude's latest todo list (TodoWrite) in the session state for the session memory."""
+    if isinstance(todos, list):
+        state["todos"] = [{"content": str(item.get("content") or ""), "status": str(item.get("status") or "")}
+                          for item in todos[:STATE_LIMIT] if isinstance(item, dict) and item.get("content")]
+
+
+def note_written(state: dict[str, Any], slug: str | None) -> None:
+    """Count a memory captured during the session among its memories written."""
+    written = state.setdefault("memories_written", [])
+    if slug and slug not in written and len(written) < STATE_LIMIT:
+        written.append(slug)
+
+
 def session_notes(state: dict[str, Any]) -> list[str]:
     """Markdown lines of what a session did, from the hooks' session state."""
     lines: list[str] = []
@@ -194,7 +246,10 @@ def write_session_memory(workspace: Workspace, session_id: str, state: dict[str,
     """Create or refresh the session memory; its slug, or None when the session did nothing to record."""
     if not workspace.config.get("capture.capture_sessions", True):
         return None
-    notes = session_notes(state)
+    root = str(workspace.project_dir).rstrip(os.sep) + os.sep
+    files = [path[len(root):] if isinstance(path, str) and path.startswith(root) else path
+             for path in state.get("files_changed") or []]
+    notes = session_notes({**state, "files_changed": files})
     if not notes:
         return None
     started = str(state.get("started") or clock.now_iso())

@@ -168,6 +168,16 @@ def open_tasks(workspace: Workspace, limit: int = 6) -> list[str]:
 _PATHISH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|md|json|ya?ml|toml|sql|sh|c|h|cpp|cs)\b")
 
 
+_IDENTIFIER = re.compile(r"(?<![\w$/.-])[A-Za-z_$][\w$]{3,}")
+SYMBOL_MAX_DF = 20  # a symbol whose words are in more memories than this names nothing in particular
+
+
+def prompt_symbols(prompt: str) -> list[str]:
+    """Code identifiers a prompt names: camelCase / PascalCase or snake_case words."""
+    return list(dict.fromkeys(name for name in _IDENTIFIER.findall(prompt)
+                              if re.search(r"[a-z][A-Z]", name) or "_" in name.strip("_")))
+
+
 class Candidate:
     __slots__ = ("entry", "score", "reason")
 
@@ -185,11 +195,12 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
 
     Candidates come in keyword (BM25) order; one is kept when it matches at least two
     of the prompt's informative words carrying MIN_COVERAGE of their weight, or one word
-    that is its tag or in its title (for one-word prompts). File paths named in the
-    prompt bring their file summaries.
+    that is its tag or in its title (for prompts of one or two informative words). File
+    paths and code identifiers named in the prompt bring the memories naming them.
     """
     terms = [term for term in prompt_terms(prompt) if term not in PROMPT_FILLER]
     paths = {match.group(0).lower().lstrip("./") for match in _PATHISH.finditer(prompt)}
+    symbols = prompt_symbols(prompt)
     found: dict[tuple[str, str], Candidate] = {}
     for catalog in _catalogs(workspace):
         conn = catalog.conn
@@ -212,9 +223,12 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
             matched = _matched_terms(conn, slug, idf)
             coverage = sum(idf[term] for term in matched) / total if total else 0.0
             named = matched & (set(entry.tags) | set(text.tokens(entry.title)))
-            if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (named and len(idf) == 1):
+            if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (named and len(idf) == 1 and len(terms) <= 2):
                 reason = "matches " + ", ".join(sorted(matched)[:4])
                 found.setdefault((entry.scope, slug), Candidate(entry, score, reason))
+        for name in symbols:  # memories that name a symbol of the prompt (`verifyToken`, `charge_card`)
+            for entry in _naming(catalog, name):
+                found.setdefault((entry.scope, entry.slug), Candidate(entry, 1e6, f"names {name}"))
         for path in paths:  # file summaries of files the prompt names
             for entry in catalog.entries(types=["file-summary"]):
                 source = str(entry.extra.get("path") or "").lower().lstrip("./")
@@ -222,6 +236,30 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
                     found[(entry.scope, entry.slug)] = Candidate(entry, float("inf"), f"about {path}")
     ordered = sorted(found.values(), key=lambda candidate: -candidate.score)
     return ordered[:limit]
+
+
+def _naming(catalog: Catalog, name: str) -> list[Entry]:
+    """Active memories whose text holds the identifier `name` exactly (file summaries list them)."""
+    words = text.tokens(name)
+    if not words:
+        return []
+    rarest = min(words, key=lambda word: catalog.conn.execute(
+        "SELECT COUNT(*) FROM postings WHERE term=?", (word,)).fetchone()[0])
+    rows = catalog.conn.execute("SELECT d.slug FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term=? "
+                                "AND d.status='active' AND d.type != 'session' LIMIT ?",
+                                (rarest, SYMBOL_MAX_DF + 1)).fetchall()
+    if len(rows) > SYMBOL_MAX_DF:
+        return []
+    pattern = re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
+    named = []
+    for (slug,) in rows:
+        entry = catalog.get(slug)
+        try:
+            if entry is not None and pattern.search(entry.path.read_text(encoding="utf-8")):
+                named.append(entry)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return named
 
 
 def _matched_terms(conn: Any, slug: str, idf: dict[str, float]) -> set[str]:

@@ -2,7 +2,7 @@
 
 Filters (--type, --tag, --status, --since) combine with one selector: --id (one node),
 --related (links, backlinks and tag overlap, ranked), --search (BM25 full text) or
---recent N (newest first; also the default).
+--recent N (newest first; the default: the 5 newest, or every match when filters are given).
 """
 
 from __future__ import annotations
@@ -70,7 +70,9 @@ def run(workspace: Workspace, *, node_id: str | None = None, related: str | None
         nodes = [Node(hit.entry, hit.score, "matches the search")
                  for hit in store.search_memories(workspace, text, filters, limit=limit or 20)]
     else:
-        count = recent if recent is not None else (limit or DEFAULT_RECENT)
+        narrowed = filters.types or filters.tag or filters.status or filters.since or filters.scope
+        # --recent N caps; filters alone (`--tag auth`, `--type decision`) list every match, newest first
+        count = recent if recent is not None else (limit if (limit or narrowed) else DEFAULT_RECENT)
         nodes = [Node(entry) for entry in store.list_memories(workspace, filters, sort="updated", limit=count)]
     if limit is not None:
         nodes = nodes[:limit]
