@@ -49,6 +49,18 @@ def test_every_secret_kind_is_redacted_and_reported(env: Env) -> None:
     assert SECRETS["github-token"] not in (env.project_dir / "learning-deploy-notes.md").read_text()
 
 
+def test_health_finds_each_kind_of_secret_alone_and_ignores_look_alikes() -> None:
+    """redact.kinds_in (health's scan of every memory) takes shortcuts; none may hide a secret."""
+    from _lib import redact
+
+    for kind, value in SECRETS.items():
+        assert redact.kinds_in(f"Notes.\n\n{value}\n") == [kind], kind
+    harmless = ("links:\n  - learning-a-rather-long-slug-about-the-deploy-pipeline-2\nCommit "
+                "3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39, uuid 123e4567-e89b-12d3-a456-426614174000, "
+                "SOME_VERY_LONG_CONSTANT_NAME_IN_UPPER_CASE, the password: required, tokens are counted.")
+    assert redact.kinds_in(harmless) == []
+
+
 def test_refuse_mode_changes_nothing(env: Env) -> None:
     env.ok("config", "redaction.mode", "refuse", "--scope", "project")
     result = env.fails("write", "Creds", "--tags", "ops", "--content", f"key {SECRETS['aws-access-key']}")
