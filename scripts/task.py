@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
     if not getattr(args, "handler", None):
         parser.error("choose a command: " + ", ".join(COMMANDS))
     workspace = Workspace(load_config=False)  # tasks need no settings; a broken config.json must not stop them
-    store = tasks.TaskStore(workspace)
+    store = tasks.TaskStore(workspace, refresh_index_md=True)
     code = args.handler(store, args)
     _cli.print_warnings(workspace.warnings)
     return code

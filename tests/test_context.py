@@ -135,6 +135,30 @@ def test_index_md_regenerated_and_manual_section_kept(env: Env) -> None:
     assert manual in index_md.read_text()
 
 
+def test_index_md_follows_task_changes_and_keeps_the_scan_stamp(env: Env) -> None:
+    from _lib import index as catalog_index
+    from _lib.index import ROOT_KEY, file_stamp
+
+    env.ok("write", "Adopt trunk-based development", "--type", "decision", "--tags", "git")
+    env.ok("task", "add", "--title", "Payments epic")
+    env.ok("task", "add", "--title", "Refund flow", "--parent", "1")
+    env.ok("list")  # records the directory's stamp (creating tasks/ changed it)
+    index_md = env.project_dir / "index.md"
+    assert "Refund flow" in index_md.read_text()
+    env.ok("task", "status", "1.1", "in-progress")
+    focus = index_md.read_text().split("## Current Focus")[1].split("##")[0]
+    assert "Refund flow" in focus
+    env.ok("task", "status", "1.1", "done")
+    assert "Refund flow" not in index_md.read_text()
+    # index.md and task-index.json are replaced beside the memories: the catalog still knows the
+    # directory's stamp, so the next hook does not rescan every memory file
+    import sqlite3
+
+    conn = sqlite3.connect(env.project_dir / ".cache" / catalog_index.DB_NAME)
+    recorded = conn.execute("SELECT value FROM meta WHERE key=?", (ROOT_KEY,)).fetchone()[0]
+    assert recorded == file_stamp(env.project_dir)
+
+
 def big_source(lines: int) -> str:
     body = "\n".join(f"def helper_{index}(value):\n    return value * {index}\n" for index in range(lines))
     return '"""Payment gateway adapters for Stripe and Adyen."""\n\nimport json\nfrom decimal import Decimal\n\n' \

@@ -82,5 +82,8 @@ def refresh(workspace: Workspace) -> bool:
     text = render(workspace, manual_section(current))
     if current.split("\n", 3)[-1:] == text.split("\n", 3)[-1:]:
         return False  # only the timestamp would change
-    fsutil.write_atomically(path, text)
+    with open_catalog(workspace, workspace.scope("project"), refresh=False) as catalog:
+        assert catalog is not None
+        with catalog.replacing_beside():
+            fsutil.write_atomically(path, text)
     return True

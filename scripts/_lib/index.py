@@ -244,6 +244,21 @@ class Catalog:
                 self._set_meta(ROOT_KEY, file_stamp(self.scope.root) or "")
 
     @contextlib.contextmanager
+    def replacing_beside(self) -> Iterator[None]:
+        """Hold the scope lock while a file beside the memories (index.md) is replaced.
+
+        Replacing a file changes the directory's stamp; when the recorded stamp was current
+        before, it is recorded again after, so the next hook does not rescan every file."""
+        if self._lock_depth:
+            yield  # locked() records the stamp when it ends
+            return
+        with fsutil.exclusive_lock(self.scope.lock_path, what=f"{self.scope.name} memory"):
+            current = file_stamp(self.scope.root) == self._meta(ROOT_KEY)
+            yield
+            if current:
+                self._set_meta(ROOT_KEY, file_stamp(self.scope.root) or "")
+
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (call while holding the lock)."""
         self.conn.execute("BEGIN IMMEDIATE")

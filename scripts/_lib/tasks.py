@@ -203,8 +203,9 @@ def clean_title(value: object) -> str:
 class TaskStore:
     """The project's task files and their index. Reads are lock-free; mutations use `mutation()`."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, *, refresh_index_md: bool = False) -> None:
         self.workspace = workspace
+        self.refresh_index_md = refresh_index_md  # regenerate index.md (its open tasks) after a change
         self.scope = workspace.scope("project")
         self.root: Path = self.scope.root
         self.tasks_dir: Path = self.root / "tasks"
@@ -383,7 +384,12 @@ class TaskStore:
         assert self._entries is not None
         lines = [json.dumps(self._entries[task_id], ensure_ascii=False) for task_id in sort_ids(self._entries)]
         text = f'{{"version": "{INDEX_VERSION}", "tasks": [\n' + ",\n".join(lines) + "\n]}\n"
-        fsutil.write_atomically(self.index_path, text, durable=False)
+        from .index import open_catalog
+
+        with open_catalog(self.workspace, self.scope, refresh=False) as catalog:
+            assert catalog is not None  # the scope directory exists: the task files are in it
+            with catalog.replacing_beside():  # else the next hook would rescan every memory file
+                fsutil.write_atomically(self.index_path, text, durable=False)
         stamp = {"tasks": self.fingerprint(), "index": self._index_stamp()}
         fsutil.write_atomically(self.stamp_path, json.dumps(stamp), durable=False)
         self._dirty = False
@@ -423,6 +429,7 @@ class TaskStore:
         from . import scopes
 
         scopes.prepare_for_write(self.workspace, self.scope)
+        changed = False
         with fsutil.exclusive_lock(self.lock_path, what="task store"):
             self._locked = True
             self._dirty = False
@@ -434,8 +441,14 @@ class TaskStore:
                 yield self
                 if self._dirty:
                     self._write_index()
+                    changed = True
             finally:
                 self._locked = False
+        if changed and self.refresh_index_md:  # after the lock: rendering index.md reads the tasks
+            from . import entrypoint
+
+            with contextlib.suppress(errors.Error, OSError):
+                entrypoint.refresh(self.workspace)
 
     def _save(self, entity: dict[str, Any]) -> None:
         """Write an entity file and its index entry (progress: the caller rolls it up the chain)."""
