@@ -13,7 +13,10 @@ import os
 import select
 import stat
 import sys
-from typing import Any, Callable, NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds to import; every command pays for _cli
+    from typing import Any, Callable, NoReturn
 
 from _lib import errors, memory
 

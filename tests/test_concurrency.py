@@ -54,3 +54,24 @@ def test_concurrent_cli_writes_and_reads(env: Env) -> None:
     listed = env.ok("list", "--json").json()
     assert listed["count"] == 24
     assert len(json.loads((env.project_dir / "index.json").read_text())["memories"]) == 24
+
+
+def test_stale_temp_cleanup_spares_writers_still_running(tmp_path) -> None:
+    """A process holding the scope lock removes temp files of killed writes, but not the temp file
+    of a live process writing beside the memories without the lock (.gitignore on first write)."""
+    from _lib import fsutil
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    try:
+        live_temp = tmp_path / f"..gitignore.{sleeper.pid}.123.tmp"
+        dead_temp = tmp_path / f".learning-x.md.{dead}.456.tmp"
+        for path in (live_temp, dead_temp):
+            path.write_text("partial")
+        assert fsutil.remove_stale_temps(tmp_path) == 1
+        assert live_temp.exists() and not dead_temp.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert fsutil.remove_stale_temps(tmp_path) == 1 and not live_temp.exists()

@@ -218,3 +218,53 @@ def test_disk_fingerprint_updates_in_place() -> None:
     state.note("b.md", None)
     assert state.digest() == DiskState({"a.md": "1:2:9", "c.md": "7:8:9"}).digest()
     assert state.digest() != DiskState({"a.md": "1:2:3", "c.md": "7:8:9"}).digest()
+
+
+def test_resumed_fingerprint_matches_a_fresh_scan() -> None:
+    from _lib.index import DiskState
+
+    recorded = {"a.md": "1:2:3", "b.md": "4:5:6", "d.md": "0:0:1"}
+    state = DiskState.resumed(DiskState(recorded).digest(), recorded.get)
+    for relpath, stamp in (("a.md", "1:2:9"), ("c.md", "7:8:9"), ("b.md", None), ("c.md", "7:8:10")):
+        state.recall(relpath)
+        state.note(relpath, stamp)
+    assert state.digest() == DiskState({"a.md": "1:2:9", "c.md": "7:8:10", "d.md": "0:0:1"}).digest()
+
+
+def test_mutations_skip_the_scan_yet_hand_edits_are_found_and_the_state_stays_exact(env: Env) -> None:
+    """write/update/link/unlink trust the recorded state when the scope directory has not changed
+    (no scan of every file); the fingerprint they leave must equal a fresh scan's, and a file
+    edited in place by hand meanwhile is still picked up by the next command that scans."""
+    import sqlite3
+
+    from _lib import index as catalog_index
+
+    def recorded_state() -> str:
+        conn = sqlite3.connect(env.project_dir / ".cache" / catalog_index.DB_NAME)
+        try:
+            return conn.execute("SELECT value FROM meta WHERE key=?", (catalog_index.DISK_KEY,)).fetchone()[0]
+        finally:
+            conn.close()
+
+    def fresh_state() -> str:
+        return catalog_index.DiskState(catalog_index.scan(env.project_dir)).digest()
+
+    for title in ("Alpha", "Beta", "Gamma"):
+        env.ok("write", title, "--tags", "a")
+    env.ok("list")
+    gamma = env.project_dir / "learning-gamma.md"
+    with gamma.open("r+") as handle:  # in place: same inode, the directory does not change
+        handle.write(memory_text("Gamma by hand")[:-1] + "\n")
+    for args in (["link", "learning-alpha", "learning-beta", "--label", "builds-on"],
+                 ["update", "learning-alpha", "--append", "More."], ["write", "Delta", "--tags", "a"],
+                 ["unlink", "learning-alpha", "learning-beta"]):
+        env.ok(*args)
+        assert env.index(env.project_dir)["memories"]["learning-gamma"]["title"] == "Gamma", \
+            "the mutation did not scan: gamma's hand edit waits for the next scanning command"
+    assert "Gamma by hand" in env.ok("list").out
+    assert env.index(env.project_dir)["memories"]["learning-gamma"]["title"] == "Gamma by hand"
+    env.ok("link", "learning-alpha", "learning-delta")
+    assert recorded_state() == fresh_state()
+    edges = json.loads((env.project_dir / "graph.json").read_text())
+    assert [edge["target"] for edge in edges["learning-alpha"]] == ["learning-delta"]
+    assert [edge["target"] for edge in edges["learning-delta"]] == ["learning-alpha"]

@@ -82,15 +82,33 @@ def is_temp_name(name: str) -> bool:
 
 
 def remove_stale_temps(directory: Path) -> int:
-    """Remove temp files of interrupted writes. Call only while holding the lock."""
+    """Remove temp files of interrupted writes. Call only while holding the lock.
+
+    A temp file of a live process is kept: some writes beside the memories (.gitignore,
+    config.json) are not made under the scope lock."""
     removed = 0
     with contextlib.suppress(OSError), os.scandir(directory) as entries:
         for entry in entries:
-            if is_temp_name(entry.name) and entry.is_file(follow_symlinks=False):
+            if (is_temp_name(entry.name) and entry.is_file(follow_symlinks=False)
+                    and not _writer_alive(entry.name)):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
                     removed += 1
     return removed
+
+
+def _writer_alive(temp_name: str) -> bool:
+    """Whether the process that named this temp file (`.<name>.<pid>.<n>.tmp`) still runs."""
+    parts = temp_name.rsplit(".", 3)
+    if len(parts) != 4 or not parts[1].isdigit() or int(parts[1]) == os.getpid():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, under another user
+    return True
 
 
 @contextlib.contextmanager

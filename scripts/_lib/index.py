@@ -24,7 +24,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Iterator
+    from typing import Any, Callable, Iterable, Iterator
 
 from . import clock, errors, fsutil, graph, memory, text
 from .config import Config
@@ -222,8 +222,14 @@ class Catalog:
     # -- locking and transactions -----------------------------------------------------------
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator["Catalog"]:
-        """Hold the scope's write lock (re-entrant) and bring the catalog up to date first."""
+    def locked(self, *, touching: Iterable[str] | None = None) -> Iterator["Catalog"]:
+        """Hold the scope's write lock (re-entrant) and bring the catalog up to date first.
+
+        `touching`: the slugs of the only memories the caller reads from the catalog. When the
+        scope directory has not changed since the catalog last saw it and those files are as
+        recorded, the scan of every file is skipped (a file edited in place by hand meanwhile
+        is found by the next command that scans: list, search, read, hooks' refresh).
+        """
         if self._lock_depth:
             self._lock_depth += 1
             try:
@@ -234,7 +240,8 @@ class Catalog:
         with fsutil.exclusive_lock(self.scope.lock_path, what=f"{self.scope.name} memory"):
             self._lock_depth = 1
             try:
-                self._sync(scan(self.scope.root))
+                if touching is None or not self._resume(touching):
+                    self._sync(scan(self.scope.root))
                 yield self
             finally:
                 self._lock_depth = 0
@@ -352,6 +359,25 @@ class Catalog:
             self._set_meta(DISK_KEY, disk_text)
         self.export()
 
+    def _resume(self, slugs: Iterable[str]) -> bool:
+        """Take the recorded state as current without a scan, when that is safe (see `locked`)."""
+        root = self.scope.root
+        digest = self._meta(DISK_KEY)
+        if (digest is None or file_stamp(root) != self._meta(ROOT_KEY) or (root / NODES_DIR).exists()
+                or not self._exports_current()):
+            return False
+        for slug in slugs:
+            row = self.conn.execute("SELECT relpath, stamp FROM docs WHERE slug=?", (slug,)).fetchone()
+            if row is not None and file_stamp(root / row[0]) != row[1]:
+                return False
+        self._disk = DiskState.resumed(digest, self._recorded_stamp)
+        return True
+
+    def _recorded_stamp(self, relpath: str) -> str | None:
+        row = self.conn.execute("SELECT stamp FROM docs WHERE relpath = ? UNION ALL "
+                                "SELECT stamp FROM problems WHERE relpath = ?", (relpath, relpath)).fetchone()
+        return row[0] if row else None
+
     def _foreign_graph(self) -> Any | None:
         """graph.json's content when someone other than us wrote it since our last export."""
         path = self.scope.root / GRAPH_NAME
@@ -375,6 +401,8 @@ class Catalog:
         """Index a memory file we just wrote, and refresh the graph lines it touches."""
         relpath = item.path.relative_to(self.scope.root).as_posix()
         stamp = file_stamp(item.path) or ""
+        if self._disk is not None:
+            self._disk.recall(relpath)
         with self.transaction() as conn:
             conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
             self._graph_changes.update(graph.refresh(conn, self._record(item, relpath, stamp), self.labels))
@@ -385,6 +413,8 @@ class Catalog:
         row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
         if row is None:
             return
+        if self._disk is not None:
+            self._disk.recall(row[0])
         with self.transaction() as conn:
             self._graph_changes.update(graph.refresh(conn, self._forget_path(row[0]), self.labels))
         self._note_disk(row[0], None)
@@ -604,23 +634,43 @@ class DiskState:
 
     def __init__(self, disk: dict[str, str]) -> None:
         self.stamps = disk
+        self.count = len(disk)
         lines = [f"{path} {stamp}".encode("utf-8", "surrogateescape") for path, stamp in disk.items()]
         self.crc_total = sum(map(zlib.crc32, lines))  # map over C functions: no Python call per file
         self.adler_total = sum(map(zlib.adler32, lines))
         self.dirty = False
         self.touched: set[str] = set()  # relpaths written or removed since the scan
+        self.lookup: Callable[[str], str | None] | None = None  # stamps not in `stamps` (a resumed state)
+
+    @classmethod
+    def resumed(cls, digest: str, lookup: Callable[[str], str | None]) -> "DiskState":
+        """A state known only by its recorded digest; `lookup` gives a file's recorded stamp."""
+        state = cls({})
+        count, crc_total, adler_total = digest.split(":")
+        state.count, state.crc_total, state.adler_total = int(count), int(crc_total, 16), int(adler_total, 16)
+        state.lookup = lookup
+        return state
+
+    def recall(self, relpath: str) -> None:
+        """Before a file's recorded stamp changes: a resumed state learns it (note() subtracts it)."""
+        if self.lookup is not None and relpath not in self.stamps and relpath not in self.touched:
+            stamp = self.lookup(relpath)
+            if stamp is not None:
+                self.stamps[relpath] = stamp
 
     def digest(self) -> str:
-        return f"{len(self.stamps)}:{self.crc_total:x}:{self.adler_total:x}"
+        return f"{self.count}:{self.crc_total:x}:{self.adler_total:x}"
 
     def note(self, relpath: str, stamp: str | None) -> None:
         old = self.stamps.pop(relpath, None)
         if old is not None:
+            self.count -= 1
             line = f"{relpath} {old}".encode("utf-8", "surrogateescape")
             self.crc_total -= zlib.crc32(line)
             self.adler_total -= zlib.adler32(line)
         if stamp is not None:
             self.stamps[relpath] = stamp
+            self.count += 1
             line = f"{relpath} {stamp}".encode("utf-8", "surrogateescape")
             self.crc_total += zlib.crc32(line)
             self.adler_total += zlib.adler32(line)

@@ -197,7 +197,7 @@ def link(workspace: Workspace, source: str, target: str, *, label: str = DEFAULT
     found, source, target = _link_scope(workspace, source, target, scope)
     with catalog_for(workspace, found, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked():
+        with catalog.locked(touching=(source, target)):
             for slug in (source, target):
                 require_same_scope(workspace, catalog, slug)
             inverse_label = inverse or catalog.labels.inverse(label)
@@ -228,7 +228,7 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
     found, source, target = _link_scope(workspace, source, target, scope)
     with catalog_for(workspace, found, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked():
+        with catalog.locked(touching=(source, target)):
             for slug in (source, target):
                 require_same_scope(workspace, catalog, slug)
             forward = current_labels(catalog, source, target)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing costs milliseconds to import; annotations are strings anyway
@@ -254,6 +253,8 @@ def check_title(title: str) -> str:
                                   "shorten the title and put details in the content")
     if "\x00" in title:
         raise errors.InvalidInput("title contains binary data (NUL bytes)", "use plain text")
+    import unicodedata  # here: only titles being written need it
+
     if any(unicodedata.category(char) in ("Cc", "Zl", "Zp") for char in title):
         raise errors.InvalidInput("title must be a single line of text (no line breaks or control characters)",
                                   "put longer text in the content")
@@ -317,6 +318,8 @@ def check_timestamps(created: str, updated: str) -> tuple[str, str]:
 
 def slugify(text: str) -> str:
     """Lowercase ASCII words joined by hyphens (accents folded)."""
+    import unicodedata
+
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
     return "-".join(_WORD.findall(folded))
 

@@ -155,9 +155,10 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
     target_scope = workspace.scope(scope)
     if new.links and not target_scope.exists():  # refuse before creating the scope's directory
         links.refuse_missing(workspace, target_scope.name, new.links[0])
+    superseded = new.fields.get("supersedes")
     with catalog_for(workspace, target_scope, create=True, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked():
+        with catalog.locked(touching=[*new.links, *([str(superseded)] if superseded is not None else [])]):
             def taken(candidate: str) -> bool:
                 return catalog.has_slug(candidate) or (target_scope.root / f"{candidate}.md").exists()
 
@@ -172,7 +173,6 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
                 links.require_same_scope(workspace, catalog, target)
             if slug in new.links:
                 raise errors.InvalidInput("a memory cannot link to itself", "remove its own slug from --links")
-            superseded = new.fields.get("supersedes")
             if superseded is not None:
                 links.require_same_scope(workspace, catalog, _check_slug_argument(str(superseded)))
             path = target_scope.root / f"{slug}.md"
@@ -275,7 +275,7 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
     found_scope, _ = locate(workspace, slug, scope)
     with catalog_for(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked():
+        with catalog.locked(touching=[slug]):
             entry = catalog.get(slug)
             if entry is None:
                 raise _not_found(workspace, slug, [found_scope])
