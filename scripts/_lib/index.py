@@ -40,6 +40,9 @@ GRAPH_NAME = "graph.json"
 INDEX_VERSION = "1.0.0"
 DISK_KEY = "disk"  # meta: fingerprint of the file stamps the catalog reflects
 ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held the lock
+# meta of index.json / graph.json while catalog changes are not exported yet: a process killed
+# in between leaves it, and the next one rewrites both files whole
+PENDING = "pending:"
 NODES_DIR = "nodes"  # memory-graph layout: nodes/<kind>/<id>.md
 NOT_MEMORIES = frozenset({"index.md", "readme.md"})  # generated entry point and docs, not memories
 EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id")
@@ -194,6 +197,8 @@ class Catalog:
         self._index_changes: dict[str, str | None] = {}  # slug -> new index.json line (None: removed)
         self._graph_changes: dict[str, str | None] = {}  # slug -> new graph.json line (None: removed)
         self._graph_full = False  # graph.json must be rendered whole
+        self._pending = False     # this process marked the exports pending (see PENDING)
+        self._inherited = False   # a killed process left them pending: rewrite them whole
 
     # -- opening ------------------------------------------------------------------------
 
@@ -270,6 +275,7 @@ class Catalog:
         """One write transaction (call while holding the lock)."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
+            self._mark_exports_pending()
             yield self.conn
         except BaseException:
             self.conn.execute("ROLLBACK")
@@ -378,12 +384,25 @@ class Catalog:
                                 "SELECT stamp FROM problems WHERE relpath = ?", (relpath, relpath)).fetchone()
         return row[0] if row else None
 
+    def _mark_exports_pending(self) -> None:
+        """Record, in the transaction about to change the catalog, that index.json and graph.json
+        will need this change: if the process dies before `export`, the next one notices."""
+        if self._pending:
+            return
+        for name in (INDEX_NAME, GRAPH_NAME):
+            value = self._meta(name) or ""
+            if value.startswith(PENDING):
+                self._inherited = True
+            else:
+                self._set_meta(name, PENDING + value)
+        self._pending = True
+
     def _foreign_graph(self) -> Any | None:
         """graph.json's content when someone other than us wrote it since our last export."""
         path = self.scope.root / GRAPH_NAME
         stamp = file_stamp(path)
-        if stamp is None or stamp == self._meta(GRAPH_NAME):
-            return None
+        if stamp is None or self._meta(GRAPH_NAME) in (stamp, PENDING + stamp):
+            return None  # ours (perhaps behind the catalog: then it is rewritten, never imported)
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -509,12 +528,22 @@ class Catalog:
         self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
                           lambda: graph.render_file(self.conn))
         self._index_changes, self._graph_changes, self._graph_full = {}, {}, False
+        self._pending = self._inherited = False
 
     def _export_file(self, name: str, changes: dict[str, str | None], full: bool, head: str, closing: str,
                      render: Any) -> None:
         path = self.scope.root / name
-        ours = file_stamp(path) == self._meta(name)
+        stamp, recorded = file_stamp(path), self._meta(name) or ""
+        if recorded.startswith(PENDING):  # splice only our own changes into our own last export
+            ours = self._pending and not self._inherited and recorded == PENDING + (stamp or "")
+        else:
+            ours = stamp == (recorded or None)
         if ours and not full and not changes:
+            if recorded.startswith(PENDING):  # as it was: the file's stamp, or no entry for no file
+                if stamp is None:
+                    self.conn.execute("DELETE FROM meta WHERE key=?", (name,))
+                else:
+                    self._set_meta(name, stamp)
             return
         text = None
         if ours and not full:
