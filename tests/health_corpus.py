@@ -273,6 +273,9 @@ def build(project: Path, global_dir: Path, count: int, reindex: Callable[[], Any
     b.expect("timestamp-format", unquoted.slug, "created", fixable=True)
     b.expect("timestamp-format", unquoted.slug, "updated", fixable=True)
 
+    twice = fresh("learning", "twice")  # as a union merge of two clones' changes leaves it
+    twice.extra.append(f"links:\n  - {next(iter(twice.links))}")
+    b.expect("repeated-field", twice.slug, "links", fixable=True)
     leaky = fresh("learning", "leaky")  # written by hand, so never redacted
     leaky.body += "\n\nThe deploy used ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8 back then."
     b.expect("secret", leaky.slug, fixable=False)

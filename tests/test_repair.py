@@ -178,6 +178,34 @@ def test_frontmatter_is_normalised_without_guessing(env: Env) -> None:
     assert remaining == {"invalid-frontmatter"}
 
 
+def test_fields_a_union_merge_wrote_twice_are_merged_once(env: Env) -> None:
+    """git's union merge of two clones' changes to one memory can leave `updated`, `links` and
+    `link-labels` written twice: the tool reads every copy, health flags it (other YAML readers
+    keep only the last copy), and repair writes each field once with every copy's values."""
+    env.ok("write", "Auth hub", "--type", "hub", "--tags", "auth")
+    env.ok("write", "Token rotation", "--tags", "auth")
+    env.ok("write", "Cookie flags", "--type", "gotcha", "--tags", "auth")
+    hub = env.project_dir / "hub-auth.md"
+    head, body = hub.read_text().split("---\n")[1:3]
+    merged = head.replace('updated: "', 'updated: "2026-01-02T00:00:00Z"\nlinks:\n  - gotcha-cookie-flags\n'
+                          'link-labels:\n  gotcha-cookie-flags: contains\nupdated: "', 1)
+    merged += "links:\n  - learning-token-rotation\nlink-labels:\n  learning-token-rotation: contains\n"
+    hub.write_text("---\n" + merged + "---\n" + body)
+    assert set(env.ok("read", "hub-auth", "--json").json()["links"]) == {"gotcha-cookie-flags",
+                                                                      "learning-token-rotation"}
+    report = env.fails("health", "--json").json()
+    repeated = sorted(problem["field"] for problem in report["problems"] if problem["kind"] == "repeated-field")
+    assert repeated == ["link-labels", "links", "updated"]
+    env.ok("repair")
+    written = yaml.safe_load(hub.read_text().split("---\n")[1])  # any YAML reader now sees everything
+    assert written["links"] == ["gotcha-cookie-flags", "learning-token-rotation"]
+    assert written["link-labels"] == {"gotcha-cookie-flags": "contains", "learning-token-rotation": "contains"}
+    assert written["updated"] > "2026-01-02T00:00:00Z"  # the later of the two copies
+    assert [line for line in hub.read_text().splitlines() if line.startswith("links:")] == ["links:"]
+    env.ok("health")
+    assert {"hub-auth"} == {edge["target"] for edge in env.graph(env.project_dir)["gotcha-cookie-flags"]}
+
+
 def test_edges_only_graph_json_knows_are_written_into_the_files(env: Env) -> None:
     env.ok("write", "Caching layer design", "--type", "decision", "--tags", "cache")
     env.ok("write", "Redis eviction", "--tags", "cache")

@@ -90,7 +90,7 @@ def clone(origin: Path, target: Path) -> Path:
 def test_two_clones_write_link_merge_without_conflict_and_lose_nothing(tmp_path: Path) -> None:
     origin = tmp_path / "origin.git"
     subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(origin)], check=True)
-    seed = Env(tmp_path, tmp_path / "home-a", clone(origin, tmp_path / "ä clone with space"))
+    seed = Env(tmp_path, tmp_path / "hôme a", clone(origin, tmp_path / "ä clone with space"))
     seed.home.mkdir()
     other = Env(tmp_path, tmp_path / "home-b", tmp_path / "b")
     other.home.mkdir()

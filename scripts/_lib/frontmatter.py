@@ -136,13 +136,29 @@ def parse_simple(frontmatter: str) -> dict[str, Any] | None:
             value = _simple_scalar(raw.strip())
             if value is _NOT_SIMPLE:
                 return None
-            result[key] = value
-            continue
-        block, position = _simple_block(lines, position, 0)
-        if block is _NOT_SIMPLE:
-            return None
-        result[key] = block
+        else:
+            value, position = _simple_block(lines, position, 0)
+            if value is _NOT_SIMPLE:
+                return None
+        result[key] = merge_repeated(result[key], value) if key in result else value
     return result
+
+
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+
+def merge_repeated(first: Any, second: Any) -> Any:
+    """One value for a key written twice, as git's union merge leaves a memory two clones changed
+    (`links:` from each side): lists are joined without repeats, mappings merged, the later of
+    two timestamps kept; otherwise the second wins, as in YAML loaders."""
+    if isinstance(first, list) and isinstance(second, list):
+        return first + [item for item in second if item not in first]
+    if isinstance(first, dict) and isinstance(second, dict):
+        return {**first, **second}
+    if isinstance(first, str) and isinstance(second, str) and _TIMESTAMP.fullmatch(first) \
+            and _TIMESTAMP.fullmatch(second):
+        return max(first, second)
+    return second
 
 
 _NOT_SIMPLE = object()
@@ -379,6 +395,16 @@ def _blocks(frontmatter: str) -> list[tuple[str | None, list[str]]]:
         else:
             blocks.append((None, [line]))
     return blocks
+
+
+def repeated_keys(frontmatter: str) -> list[str]:
+    """Top-level keys written more than once (what git's union merge leaves when two clones
+    changed the same field): the parser here merges them, other YAML readers keep the last."""
+    seen: dict[str, int] = {}
+    for key, _ in _blocks(frontmatter):
+        if key is not None:
+            seen[key] = seen.get(key, 0) + 1
+    return [key for key, count in seen.items() if count > 1]
 
 
 def replace_fields(frontmatter: str, changes: dict[str, Any], *, newline: str = "\n",

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .config import Config
     from .scopes import Scope, Workspace
 
-from . import clock, errors, fsutil, graph, memory, quality, redact, schema
+from . import clock, errors, frontmatter, fsutil, graph, memory, quality, redact, schema
 from .index import GRAPH_NAME, INDEX_NAME, Catalog, file_stamp
 
 ERROR, WARNING = "error", "warning"
@@ -56,6 +56,7 @@ KINDS: dict[str, str] = {
     "invalid-memory": ERROR,          # title or content over the data model's limits
     "secret": ERROR,                  # a credential or key stored in a memory (written before redaction, or by hand)
     "timestamp-format": WARNING,      # created/updated not written as a quoted UTC timestamp
+    "repeated-field": ERROR,          # a field written twice (a union merge): other YAML readers keep the last
     # links between memories
     "broken-link": ERROR,             # `links` names a memory that does not exist
     "cross-scope-link": ERROR,        # `links` names a memory of another scope (integrity rule 6)
@@ -167,7 +168,8 @@ class Report:
         return {"memories": sum(scope.memories for scope in self.scopes),
                 "orphans": sum(problem.kind == "orphan" for problem in problems),
                 "brokenLinks": len(broken),
-                "frontmatterIssues": sum(problem.kind in ("unreadable-file", "invalid-frontmatter", "timestamp-format")
+                "frontmatterIssues": sum(problem.kind in ("unreadable-file", "invalid-frontmatter", "timestamp-format",
+                                                           "repeated-field")
                                          for problem in problems)}
 
     def as_json(self) -> dict[str, Any]:
@@ -351,6 +353,10 @@ class Analysis:
                     self._violation(item, violation)
             self._timestamp_rules(item)
             self._timestamp_format(item)
+            for key in frontmatter.repeated_keys(item.document.frontmatter or ""):
+                self._add("repeated-field", slug, f"`{key}` is written more than once (as git's union merge leaves "
+                          "a field two clones changed); other YAML readers see only the last copy",
+                          "memory repair writes it once, with the values of every copy", fixable=True, field=key)
             if not item.title_in_field and len(item.title) > memory.MAX_TITLE:
                 self._add("invalid-memory", slug, f"the title is {len(item.title)} characters; the limit is "
                           f"{memory.MAX_TITLE}", "shorten the `# ` heading and move details into the content",

@@ -327,6 +327,10 @@ class Plan:
                     self._act("normalise-tags", item.slug, f"tags {item.fields.get('tags')!r} -> {tags!r}")
             elif problem.kind == "invalid-frontmatter" and head in memory.TIMESTAMP_FIELDS:
                 self._fill_timestamps(item)
+            elif problem.kind == "repeated-field" and head in item.fields:
+                if head not in self.edit(item.slug).fields:
+                    self.edit(item.slug).fields[head] = item.fields[head]  # every copy's values (the parser merged them)
+                    self._act("merge-repeated-field", item.slug, f"`{head}` written once, with every copy's values")
             elif problem.kind == "timestamp-format" and head in memory.TIMESTAMP_FIELDS:
                 value = clock.normalise(item.fields.get(head))
                 if value is not None and head not in self.edit(item.slug).fields:
