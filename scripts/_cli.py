@@ -111,6 +111,19 @@ def print_warnings(warnings: list[str]) -> None:
         sys.stderr.write(f"warning: {warning}\n")
 
 
+def print_hits(hits: list[Any], query: str, measure: Callable[[Any], str]) -> None:
+    """Search results as numbered entries: slug, type, scope and `measure(hit)`, title, snippet."""
+    if not hits:
+        print(f"No memories match {query!r}.")
+        return
+    for rank, hit in enumerate(hits, 1):
+        entry = hit.entry
+        print(f"{rank}. {entry.slug}  [{entry.type}, {entry.scope}]  {measure(hit)}")
+        print(f"   {entry.title}")
+        if hit.snippet:
+            print(f"   {hit.snippet}")
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 

@@ -35,15 +35,7 @@ def main(argv: list[str]) -> int:
         _cli.emit_json({"query": query, "mode": "keyword", "count": len(hits),
                         "results": [hit.as_json() for hit in hits]})
         return 0
-    if not hits:
-        print(f"No memories match {query!r}.")
-        return 0
-    for rank, hit in enumerate(hits, 1):
-        entry = hit.entry
-        print(f"{rank}. {entry.slug}  [{entry.type}, {entry.scope}]  score {hit.score:.2f}")
-        print(f"   {entry.title}")
-        if hit.snippet:
-            print(f"   {hit.snippet}")
+    _cli.print_hits(hits, query, lambda hit: f"score {hit.score:.2f}")
     return 0
 
 

@@ -45,21 +45,15 @@ def main(argv: list[str]) -> int:
     if args.json:
         _cli.emit_json(outcome.as_json())
         return 0
-    if not outcome.hits:
-        print(f"No memories match {query!r}.")
-        return 0
-    for rank, hit in enumerate(outcome.hits, 1):
-        entry = hit.entry
+
+    def measure(hit: semantic.Hit) -> str:
         if outcome.mode == "keyword-fallback":
-            measure = f"score {hit.score:.2f}"
-        elif hit.similarity is None:
-            measure = f"keyword match #{hit.keyword_rank}"
-        else:
-            measure = f"similarity {hit.similarity:.3f}"
-        print(f"{rank}. {entry.slug}  [{entry.type}, {entry.scope}]  {measure}")
-        print(f"   {entry.title}")
-        if hit.snippet:
-            print(f"   {hit.snippet}")
+            return f"score {hit.score:.2f}"
+        if hit.similarity is None:
+            return f"keyword match #{hit.keyword_rank}"
+        return f"similarity {hit.similarity:.3f}"
+
+    _cli.print_hits(outcome.hits, query, measure)
     return 0
 
 

@@ -380,15 +380,8 @@ def cached_dimension(catalog: Catalog, model: str) -> int | None:
     header = Pack.read(catalog.scope.cache_dir / PACK_NAME, header_only=True)
     if header is not None and embed.same_model(header.model, model) and header.rows:
         return header.dim
-    try:
-        names = os.listdir(catalog.embedding_dir)
-    except OSError:
-        return None
-    for name in names[:50]:
-        entry = embed.read_cached(catalog.embedding_dir / name) if name.endswith(".json") else None
-        if entry is not None and embed.same_model(entry.model, model):
-            return len(entry.vectors[0])
-    return None
+    entry = _first_cached(catalog, model)
+    return len(entry.vectors[0]) if entry is not None else None
 
 
 # -- search -----------------------------------------------------------------------------------
@@ -740,14 +733,20 @@ def _gather(data: bytes | memoryview, indexes: Any) -> bytes:
 
 
 def _some_model(catalog: Catalog) -> str | None:
+    entry = _first_cached(catalog)
+    return entry.model if entry is not None else None
+
+
+def _first_cached(catalog: Catalog, model: str | None = None) -> Any:
+    """A readable cache entry (of `model`, when given) among the first 50 files: a cheap sample."""
     try:
         names = os.listdir(catalog.embedding_dir)
     except OSError:
         return None
     for name in names[:50]:
         entry = embed.read_cached(catalog.embedding_dir / name) if name.endswith(".json") else None
-        if entry is not None:
-            return entry.model
+        if entry is not None and (model is None or embed.same_model(entry.model, model)):
+            return entry
     return None
 
 
