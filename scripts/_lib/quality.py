@@ -231,8 +231,8 @@ def _structure(part: Part, item: Memory, words: int) -> None:
     part.score = length + (5 if sections else 0) + (5 if blocks else 0)
     part.note = f"{words} words, {sections} section{'s' if sections != 1 else ''}"
     if words < 50:
-        part.suggestions.append(f"Say more ({words} words now): what happened or was decided, why, and an example; "
-                                "aim for 50 words or more.")
+        part.suggestions.append(f"Say more ({words} word{'' if words == 1 else 's'} now): what happened or was "
+                                "decided, why, and an example; aim for 50 words or more.")
     elif words > 1500:
         part.suggestions.append(f"It is long ({words} words): split it into focused memories joined by a hub.")
     if not sections:
