@@ -46,10 +46,10 @@ def render(report: health.Report) -> str:
     """The human-readable report: a summary, then each scope's totals and problems."""
     problems = report.problems
     fixable = sum(problem.fixable for problem in problems)
-    memories = sum(scope.memories for scope in report.scopes)
-    lines = [f"Memory health: {_count(memories, 'memory', 'memories')} in {_count(len(report.scopes), 'scope')}; "
-             f"{_count(report.errors, 'error')}, {_count(report.warnings, 'warning')}"]
     summary = report.summary()
+    lines = [f"Memory health: {_count(summary['memories'], 'memory', 'memories')} in "
+             f"{_count(len(report.scopes), 'scope')}; {_count(report.errors, 'error')}, "
+             f"{_count(report.warnings, 'warning')}"]
     lines.append(f"Orphans: {summary['orphans']}; broken links: {summary['brokenLinks']}; "
                  f"frontmatter issues: {summary['frontmatterIssues']}")
     if not report.scopes:

@@ -7,9 +7,9 @@ current focus notes) is kept as it is.
 
 from __future__ import annotations
 
-from . import clock, errors, fsutil
+from . import clock, errors
 from .context import INDEX_MD_MARKERS, MANUAL_PLACEHOLDER, age, manual_section, open_tasks
-from .index import Catalog, Entry, open_catalog
+from .index import Catalog, Entry, open_catalog, replace_beside
 from .scopes import Workspace
 
 TYPE_CHECKING = False
@@ -82,8 +82,5 @@ def refresh(workspace: Workspace) -> bool:
     text = render(workspace, manual_section(current))
     if current.split("\n", 3)[-1:] == text.split("\n", 3)[-1:]:
         return False  # only the timestamp would change
-    with open_catalog(workspace, workspace.scope("project"), refresh=False) as catalog:
-        assert catalog is not None
-        with catalog.replacing_beside():
-            fsutil.write_atomically(path, text)
+    replace_beside(workspace, workspace.scope("project"), path, text)
     return True

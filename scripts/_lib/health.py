@@ -173,9 +173,8 @@ class Report:
                                          for problem in problems)}
 
     def as_json(self) -> dict[str, Any]:
-        problems = self.problems
-        return {"ok": self.ok, "memories": sum(scope.memories for scope in self.scopes),
-                "summary": self.summary(),
+        problems, summary = self.problems, self.summary()
+        return {"ok": self.ok, "memories": summary["memories"], "summary": summary,
                 "errors": self.errors, "warnings": self.warnings,
                 "fixable": sum(problem.fixable for problem in problems),
                 "byKind": dict(sorted(Counter(problem.kind for problem in problems).items())),

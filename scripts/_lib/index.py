@@ -307,9 +307,8 @@ class Catalog:
         """The check of a read: sync (and so repair index.json / graph.json) when files came or
         went, an export is missing or was touched by someone else, or the file being read
         (`relpath`) changed since it was indexed. A few stats when nothing changed."""
-        row = self.conn.execute("SELECT stamp FROM docs WHERE relpath = ? UNION ALL "
-                                "SELECT stamp FROM problems WHERE relpath = ?", (relpath, relpath)).fetchone()
-        if (row is None or row[0] != file_stamp(self.scope.root / relpath)
+        recorded = self._recorded_stamp(relpath)
+        if (recorded is None or recorded != file_stamp(self.scope.root / relpath)
                 or file_stamp(self.scope.root) != self._meta(ROOT_KEY) or not self._exports_current()):
             self.refresh()
 
@@ -756,6 +755,17 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
         parts += (entry, b",\n")
     parts[-1] = tail
     return b"".join(parts)  # one copy of the whole file
+
+
+def replace_beside(workspace: Workspace, scope: Scope, path: Path, text: str, *, durable: bool = True) -> None:
+    """Replace a file beside the scope's memories (index.md, task-index.json) without making the
+    next command rescan every memory file (see `Catalog.replacing_beside`)."""
+    with open_catalog(workspace, scope, refresh=False) as catalog:
+        if catalog is None:
+            fsutil.write_atomically(path, text, durable=durable)
+            return
+        with catalog.replacing_beside():
+            fsutil.write_atomically(path, text, durable=durable)
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from .index import Catalog, Entry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any
 
 QUERY_TERMS = 24          # a memory's most distinctive words used to find its look-alikes
 CANDIDATES_PER_MEMORY = 20
@@ -87,24 +87,21 @@ def _label_for(source: Entry, target: Entry, similarity: float) -> str:
     return "relates-to"
 
 
-def cached_similarity(catalog: Catalog, slugs: list[str]) -> Callable[[Catalog, str], dict[str, float]] | None:
-    """Cosine neighbours of `slugs` from the embedding cache (never the provider); None without one."""
+def cached_similarity(catalog: Catalog, slugs: list[str]) -> dict[str, dict[str, float]]:
+    """slug -> {neighbour: cosine} for `slugs`, from the embedding cache only (never the provider)."""
     if not catalog.conn.execute("SELECT 1 FROM docs WHERE has_embedding=1 LIMIT 1").fetchone():
-        return None
+        return {}
     from . import semantic  # only when some memory has a cached embedding
 
-    pairs = semantic.similar_pairs(catalog, slugs=slugs, k=CANDIDATES_PER_MEMORY, min_score=VECTOR_MIN)
-    if not pairs:
-        return None
     near: dict[str, dict[str, float]] = {}
-    for first, second, cosine in pairs:
+    for first, second, cosine in semantic.similar_pairs(catalog, slugs=slugs, k=CANDIDATES_PER_MEMORY,
+                                                        min_score=VECTOR_MIN):
         near.setdefault(first, {})[second] = cosine
         near.setdefault(second, {})[first] = cosine
-    return lambda _catalog, slug: near.get(slug, {})
+    return near
 
 
 def suggest(catalog: Catalog, slug: str | None = None, *, limit: int = 10,
-            vector_neighbours: Callable[[Catalog, str], dict[str, float]] | None = None,
             embeddings: bool = False) -> list[Suggestion]:
     """Ranked link proposals for `slug` (or across the scope), excluding pairs already linked.
 
@@ -116,8 +113,7 @@ def suggest(catalog: Catalog, slug: str | None = None, *, limit: int = 10,
         sources = [row[0] for row in catalog.conn.execute(
             "SELECT d.slug FROM docs d LEFT JOIN (SELECT src, COUNT(*) AS n FROM declared GROUP BY src) c "
             "ON c.src = d.slug ORDER BY COALESCE(c.n, 0), d.updated DESC LIMIT ?", (SWEEP_LIMIT,))]
-    if embeddings and vector_neighbours is None:
-        vector_neighbours = cached_similarity(catalog, sources)
+    near = cached_similarity(catalog, sources) if embeddings else {}
     found: dict[frozenset[str], Suggestion] = {}
     for source_slug in sources:
         source = catalog.get(source_slug)
@@ -125,7 +121,7 @@ def suggest(catalog: Catalog, slug: str | None = None, *, limit: int = 10,
             continue
         linked = {edge.target for edge in catalog.edges(source_slug)} | {source_slug}
         text = _text_neighbours(catalog, source_slug)
-        vectors = vector_neighbours(catalog, source_slug) if vector_neighbours else {}
+        vectors = near.get(source_slug, {})
         candidates = set(text) | set(vectors)
         if slug is not None:  # a single memory: tag overlap alone may propose a link
             candidates |= {row[0] for tag in source.tags for row in catalog.conn.execute(

@@ -384,12 +384,9 @@ class TaskStore:
         assert self._entries is not None
         lines = [json.dumps(self._entries[task_id], ensure_ascii=False) for task_id in sort_ids(self._entries)]
         text = f'{{"version": "{INDEX_VERSION}", "tasks": [\n' + ",\n".join(lines) + "\n]}\n"
-        from .index import open_catalog
+        from .index import replace_beside
 
-        with open_catalog(self.workspace, self.scope, refresh=False) as catalog:
-            assert catalog is not None  # the scope directory exists: the task files are in it
-            with catalog.replacing_beside():  # else the next hook would rescan every memory file
-                fsutil.write_atomically(self.index_path, text, durable=False)
+        replace_beside(self.workspace, self.scope, self.index_path, text, durable=False)
         stamp = {"tasks": self.fingerprint(), "index": self._index_stamp()}
         fsutil.write_atomically(self.stamp_path, json.dumps(stamp), durable=False)
         self._dirty = False
