@@ -91,10 +91,12 @@ def workspace_for(payload: dict[str, Any]) -> tuple[Any, str]:
 
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else os.getcwd()
     try:
-        return Workspace(cwd), cwd
+        workspace = Workspace(cwd)
     except errors.Error as exc:
         log(f"config problem, using defaults: {exc.message}")
-        return Workspace(cwd, load_config=False), cwd
+        workspace = Workspace(cwd, load_config=False)
+    workspace.in_hook = True
+    return workspace, cwd
 
 
 def session_of(payload: dict[str, Any]) -> Any:

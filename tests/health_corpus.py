@@ -294,8 +294,13 @@ def build(project: Path, global_dir: Path, count: int, reindex: Callable[[], Any
     broken_file("learning-no-frontmatter.md", b"# Just a heading\n\nNo frontmatter here.\n")
     broken_file("learning-bad-yaml.md", b"---\ntype: learning\ntags: [a, b\n---\n\n# Bad YAML\n")
     broken_file("learning-latin1.md", "---\ntype: learning\n---\n\n# Caf\xe9\n".encode("latin-1"))
-    broken_file("learning-odd-type.md", b'---\ntype: recipe\ntags: [x]\ncreated: "2026-01-01T00:00:00Z"\n'
-                b'updated: "2026-01-01T00:00:00Z"\n---\n\n# A recipe\n')
+    odd_type = project / "learning-odd-type.md"  # a type no tool knows: readable, with a warning
+    odd_type.write_bytes(b'---\ntype: recipe\ntags: [x]\ncreated: "2026-01-01T00:00:00Z"\n'
+                         b'updated: "2026-01-01T00:00:00Z"\n---\n\n# A recipe\n')
+    b.broken.add(odd_type)
+    b.expect("unknown-type", "learning-odd-type", "type", fixable=False)
+    b.expect("isolated", "learning-odd-type", fixable=False)
+    b.expect("low-quality", "learning-odd-type", fixable=False)
     broken_file("nodes/learning/dup.md", f"---\nid: {base[3].slug}\ntype: learning\ntags: [x]\n---\n\n# Dup\n"
                 .encode())
     for spec in (cased, no_updated, bad_created, backwards, bad_status):
@@ -375,7 +380,7 @@ def build(project: Path, global_dir: Path, count: int, reindex: Callable[[], Any
     for spec in (g1, g2):
         (project / f"{spec.slug}.md").write_text(spec.text(), encoding="utf-8")
     b.expect("graph-drift", min(g1.slug, g2.slug), max(g1.slug, g2.slug), fixable=True)
-    return Corpus(b.expected, b.broken, sum(len(specs) for specs in b.specs.values()))
+    return Corpus(b.expected, b.broken, sum(len(specs) for specs in b.specs.values()) + 1)  # + the odd type
 
 
 class Corpus:

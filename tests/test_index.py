@@ -167,8 +167,14 @@ def test_duplicate_slugs_and_unknown_types_are_reported(env: Env) -> None:
         memory_text("A twin").replace("type: learning", "id: learning-a\ntype: learning"))
     env.write_broken(env.project_dir / "weird.md", memory_text("W").replace("type: learning", "type: opinion"))
     result = env.ok("list")
-    assert "duplicate slug" in result.err and "unknown type" in result.err
+    assert "duplicate slug" in result.err
     assert result.out.count("learning-a ") == 1
+    assert "weird" in result.out and "opinion" in result.out  # unusual, yet readable
+    report = env.run("health", "--json").json()
+    about_type = [(problem["kind"], problem["severity"]) for problem in report["problems"]
+                  if problem["slug"] == "weird" and problem["field"] == "type"]
+    assert about_type == [("unknown-type", "warning")]
+    assert report["errors"] == 1  # the duplicate slug only
 
 
 def test_reindex_reports_and_rebuilds(env: Env) -> None:

@@ -635,7 +635,7 @@ def read_memories(catalog: Catalog, slugs: list[str]) -> list[memory.Memory]:
         if entry is None:
             continue
         try:
-            items.append(memory.read_file(entry.path, catalog.scope.name, slug=slug))
+            items.append(memory.read_file(entry.path, catalog.scope.name, slug=slug, root=catalog.scope.root))
         except errors.Error:
             continue
     return items

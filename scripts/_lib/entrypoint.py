@@ -7,7 +7,7 @@ current focus notes) is kept as it is.
 
 from __future__ import annotations
 
-from . import clock, errors
+from . import clock, errors, layout
 from .context import INDEX_MD_MARKERS, MANUAL_PLACEHOLDER, age, manual_section, open_tasks
 from .index import Catalog, Entry, open_catalog, replace_beside
 from .scopes import Workspace
@@ -67,7 +67,10 @@ def render(workspace: Workspace, manual: str) -> str:
 
 
 def refresh(workspace: Workspace) -> bool:
-    """Rewrite the project's index.md if its content changed; True when written."""
+    """Rewrite the project's index.md if its content changed; True when written.
+
+    A store the earlier plugin laid out gets no index.md it did not ask for: one is kept up to
+    date once it exists (someone created it), never created on the way."""
     try:
         root = workspace.scope("project").root
     except errors.ScopeUnavailable:
@@ -77,6 +80,10 @@ def refresh(workspace: Workspace) -> bool:
     path = root / INDEX_MD
     try:
         current = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if layout.detect(root).predecessor:
+            return False
+        current = ""
     except (OSError, UnicodeDecodeError):
         current = ""
     text = render(workspace, manual_section(current))

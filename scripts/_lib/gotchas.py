@@ -110,15 +110,20 @@ def path_signals(relpath: str) -> tuple[set[str], set[str], set[str], set[str]]:
     return directories, files, words, languages
 
 
+# How much a gotcha's severity (the earlier plugin's `severity` field) weighs on its relevance.
+SEVERITY_WEIGHT = {"critical": 1.5, "high": 1.25, "medium": 1.0, "low": 0.8}
+
+
 class Candidate:
     """A gotcha's tags and globs as the catalog holds them; its Entry is built only when it scores."""
 
-    __slots__ = ("catalog", "doc", "tags", "patterns")
+    __slots__ = ("catalog", "doc", "tags", "patterns", "weight")
 
-    def __init__(self, catalog: Catalog, doc: int) -> None:
+    def __init__(self, catalog: Catalog, doc: int, severity: str | None) -> None:
         self.catalog, self.doc = catalog, doc
         self.tags: list[str] = []
         self.patterns: list[str] = []
+        self.weight = SEVERITY_WEIGHT.get(severity or "", 1.0)
 
 
 def _candidates(workspace: Workspace) -> Iterator[list[Candidate]]:
@@ -131,12 +136,12 @@ def _candidates(workspace: Workspace) -> Iterator[list[Candidate]]:
             catalog.refresh_if_moved()
             found: dict[int, Candidate] = {}
             for table, column in (("tags", "tag"), ("globs", "pattern")):
-                for doc, value in catalog.conn.execute(
-                        f"SELECT x.doc, x.{column} FROM docs d JOIN {table} x ON x.doc = d.id "
-                        "WHERE d.type = 'gotcha' AND d.status = 'active'"):
+                for doc, value, severity in catalog.conn.execute(
+                        f"SELECT x.doc, x.{column}, json_extract(d.extra, '$.severity') FROM docs d "
+                        f"JOIN {table} x ON x.doc = d.id WHERE d.type = 'gotcha' AND d.status = 'active'"):
                     candidate = found.get(doc)
                     if candidate is None:
-                        candidate = found[doc] = Candidate(catalog, doc)
+                        candidate = found[doc] = Candidate(catalog, doc, severity)
                     (candidate.tags if table == "tags" else candidate.patterns).append(value)
             yield list(found.values())
 
@@ -177,7 +182,7 @@ def _rank(workspace: Workspace, score: Callable[[Candidate], tuple[float, list[s
         for candidate in candidates:
             value, reasons = score(candidate)
             if value > 0:
-                scored[candidate.doc] = [value, reasons]
+                scored[candidate.doc] = [value * candidate.weight, reasons]
         catalog = candidates[0].catalog if candidates else None
         if catalog is None:
             continue

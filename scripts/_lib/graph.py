@@ -178,6 +178,21 @@ def render_file(conn: sqlite3.Connection) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
+def import_edges(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, str]], ts: str) -> set[str]:
+    """Make the edges declared by the earlier plugin's graph.json exactly `edges` (labels kept as
+    written); returns the slugs whose neighbourhood changed. Edges that stay keep their timestamp."""
+    old = {(src, dst, label): stamp for src, dst, label, stamp in conn.execute(
+        "SELECT src, dst, label, ts FROM declared WHERE origin=?", (ORIGIN_IMPORTED,))}
+    new = {(src, dst, label) for src, dst, label in edges if src != dst}
+    gone = [key for key in old if key not in new]
+    added = [key for key in new if key not in old]
+    conn.executemany("DELETE FROM declared WHERE src=? AND dst=? AND label=? AND origin=?",
+                     [(src, dst, label, ORIGIN_IMPORTED) for src, dst, label in gone])
+    conn.executemany("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)",
+                     [(src, dst, label, ORIGIN_IMPORTED, ts) for src, dst, label in added])
+    return {slug for src, dst, _ in gone + added for slug in (src, dst)}
+
+
 def import_file(conn: sqlite3.Connection, data: Any) -> int:
     """Adopt labels and timestamps from a graph.json we did not write (hand-made, older tool, merge).
 

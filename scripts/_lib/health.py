@@ -57,6 +57,7 @@ KINDS: dict[str, str] = {
     "secret": ERROR,                  # a credential or key stored in a memory (written before redaction, or by hand)
     "timestamp-format": WARNING,      # created/updated not written as a quoted UTC timestamp
     "repeated-field": ERROR,          # a field written twice (a union merge): other YAML readers keep the last
+    "unknown-type": WARNING,          # a type no tool here knows: read as written
     # links between memories
     "broken-link": ERROR,             # `links` names a memory that does not exist
     "cross-scope-link": ERROR,        # `links` names a memory of another scope (integrity rule 6)
@@ -304,7 +305,7 @@ class Analysis:
         self.memories: dict[str, memory.Memory] = {}
         for slug, entry in self.entries.items():
             try:
-                self.memories[slug] = memory.read_file(entry.path, self.scope.name)
+                self.memories[slug] = memory.read_file(entry.path, self.scope.name, root=self.scope.root)
             except errors.Error:
                 continue  # removed or broken since the catalog looked: the next run reports it
         self.hashes = {slug: item.content_hash() for slug, item in self.memories.items()}
@@ -315,6 +316,10 @@ class Analysis:
         self.stale: set[str] = set()  # memories the catalog holds out of step with their file
         self.unbacked: dict[tuple[str, str], list[tuple[str, str, str]]] = {}  # pair -> (source, target, label)
         self.problems: list[Problem] = []
+        # A store the earlier plugin laid out follows that plugin's conventions (free-form tags and
+        # ids, timestamps with milliseconds or none, links recorded once in its graph.json): those
+        # are read as they are and not reported; only what cannot be read, or is broken, is.
+        self.adopted = catalog.predecessor_layout
 
     def run(self) -> "Analysis":
         for step in (self._files, self._frontmatter, self._links, self._organisation, self._index, self._graph,
@@ -372,6 +377,14 @@ class Analysis:
     def _violation(self, item: memory.Memory, violation: schema.Violation) -> None:
         field = violation.path or "(frontmatter)"
         head = _FIELD_HEAD.split(field)[0]
+        if head == "type" and isinstance(item.fields.get("type"), str):
+            if item.fields["type"].strip() not in memory.LEGACY_TYPES:
+                self._add("unknown-type", item.slug, f"type {item.fields['type']!r} is none of "
+                          f"{', '.join(memory.TYPES)}; it is read as written",
+                          f"set `type:` to one of them: memory update {item.slug} --type <type>", field="type")
+            return
+        if self.adopted:
+            return  # the earlier plugin's conventions (see __init__)
         fixable, hint = False, "edit the frontmatter by hand (schemas/frontmatter.schema.json describes it)"
         if head == "tags" and violation.message.startswith(("must be a lowercase", "must be of type")):
             fixable = normal_tags(item.fields.get("tags")) is not None
@@ -386,6 +399,8 @@ class Analysis:
                   field=field)
 
     def _timestamp_rules(self, item: memory.Memory) -> None:
+        if self.adopted:
+            return
         values = {key: item.fields.get(key) for key in memory.TIMESTAMP_FIELDS}
         moments = {key: (item.created if key == "created" else item.updated) if isinstance(value, str) else ""
                    for key, value in values.items()}  # normalised by memory.parse ("" when not a timestamp)
@@ -399,6 +414,8 @@ class Analysis:
                       "wrong one", field="updated")
 
     def _timestamp_format(self, item: memory.Memory) -> None:
+        if self.adopted:
+            return
         for match in _TIMESTAMP_LINE.finditer(item.document.frontmatter or ""):
             key, raw = match.group(1), match.group(2)
             if _CANONICAL_TIMESTAMP.fullmatch(raw):
@@ -465,6 +482,8 @@ class Analysis:
         if other is None:
             return
         if item.slug not in other.links and item.slug not in self.references[target]:
+            if self.adopted:
+                return  # the earlier plugin records a link once, in the source's `links` and its graph.json
             labels = explicit_labels(item, target)
             inverse = ", ".join(self.labels.inverse(label) for label in labels) or graph.DEFAULT_LABEL
             self._add("missing-inverse-link", target, f"{item.slug} links here, but `links` does not name it",
@@ -528,6 +547,8 @@ class Analysis:
     # -- index.json and the catalog -----------------------------------------------------------
 
     def _index(self) -> None:
+        if self.adopted:
+            return  # the earlier plugin's index.json: its own, kept as found (see predecessor.py)
         drift: dict[str, list[str]] = defaultdict(list)
         stale: dict[str, list[str]] = defaultdict(list)
         path = self.scope.root / INDEX_NAME
@@ -577,6 +598,9 @@ class Analysis:
     # -- graph.json -------------------------------------------------------------------------------
 
     def _graph(self) -> None:
+        if self.adopted:
+            self._earlier_graph()
+            return
         path = self.scope.root / GRAPH_NAME
         derived: dict[tuple[str, str], set[str]] = defaultdict(set)
         for source, edges in self.view.neighbours.items():
@@ -659,8 +683,38 @@ class Analysis:
                       f"{_describe(ab, ba) or 'no edge'}; the files declare {_describe(want_ab, want_ba) or 'none'}",
                       hint, fixable=fixable, target=b)
 
+    def _earlier_graph(self) -> None:
+        """The earlier plugin's graph.json: edges stored once, in its format; only broken ones are reported."""
+        data = _json_object(self.snapshot.graph, None) if self.snapshot.graph is not None else None
+        if data is None:
+            if self.snapshot.graph is not None:
+                self._add("graph-unreadable", None, "graph.json is not a valid JSON object", "restore it from git "
+                          "(it holds the edges and labels of the earlier plugin)", path=self.scope.root / GRAPH_NAME)
+            return
+        from . import predecessor
+
+        seen: set[tuple[str, str, str]] = set()
+        for source, target, label in predecessor.graph_edges(data):
+            missing = [slug for slug in (source, target) if slug not in self.entries]
+            hint = f"remove it: memory unlink {source} {target}" if not missing else \
+                "memory repair removes edges to memories that no longer exist"
+            if source == target:
+                self._add("graph-self-edge", source, f"graph.json has an edge from {source} to itself ({label})",
+                          hint, target=target)
+            elif missing:
+                self._add("graph-broken-edge", source if source in self.entries else None,
+                          f"graph.json has an edge {source} -{label}-> {target}, but {self._where(missing[-1])}",
+                          hint, path=None if source in self.entries else self.scope.root / GRAPH_NAME,
+                          fixable=self.scope.root_writable, target=target)
+            elif (source, target, label) in seen:
+                self._add("graph-duplicate-edge", source, f"graph.json lists the edge {source} -{label}-> {target} "
+                          "more than once", hint, target=target)
+            seen.add((source, target, label))
+
     def _unbacked(self) -> None:
         """Edges (or labels) the catalog kept from a hand-edited graph.json that no memory file declares."""
+        if self.adopted:
+            return  # the earlier plugin's graph.json is where its edges are recorded
         declared = {slug: {(target, label) for target, label, _ in graph.declarations(item)}
                     for slug, item in self.memories.items()}
         pairs: dict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)

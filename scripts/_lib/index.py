@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Iterator
 
-from . import clock, errors, fsutil, graph, memory, text
+from . import clock, errors, fsutil, graph, layout, memory, predecessor, text
 from .config import Config
 from .scopes import Scope
 
@@ -43,9 +43,12 @@ ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held
 # meta of index.json / graph.json while catalog changes are not exported yet: a process killed
 # in between leaves it, and the next one rewrites both files whole
 PENDING = "pending:"
-NODES_DIR = "nodes"  # memory-graph layout: nodes/<kind>/<id>.md
-NOT_MEMORIES = frozenset({"index.md", "readme.md"})  # generated entry point and docs, not memories
-EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id")
+# meta: "<stamp> <format>" of an index.json or graph.json another tool wrote (see layout), as last read
+FOREIGN = "foreign:"
+NODES_DIR = layout.NODES_DIR  # memory-graph layout: nodes/<kind>/<id>.md
+# generated entry point, docs, the earlier plugin's Mermaid rendering and settings: not memories
+NOT_MEMORIES = frozenset({"index.md", "readme.md", "graph.md", "memory.local.md", "memory.example.md"})
+EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "scope")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs(
@@ -137,13 +140,36 @@ class Scan(dict):  # type: ignore[type-arg]  # relpath -> stamp
 
 
 def scan(root: Path) -> Scan:
-    """Stamps of every memory file under `root`: flat `*.md` and `nodes/**/*.md`."""
+    """Stamps of every memory file under `root`: flat `*.md`, the earlier plugin's `permanent/`,
+    `temporary/` and `archive/` folders, and `nodes/**/*.md`."""
     found = Scan()
     _scan_dir(root, "", found, nested=False)
-    nodes = root / NODES_DIR
-    if nodes.is_dir():
-        _scan_dir(nodes, NODES_DIR + "/", found, nested=True)
+    for name in layout.memory_subdirs(root):
+        _scan_dir(root / name, name + "/", found, nested=False)
+    if layout.real_subdir(root, NODES_DIR):
+        _scan_dir(root / NODES_DIR, NODES_DIR + "/", found, nested=True)
     return found
+
+
+_CLAIM_ORDER = {"": 0, "permanent": 1, "temporary": 2, NODES_DIR: 3, layout.ARCHIVE_DIR: 4}
+
+
+def claim_order(relpath: str) -> tuple[int, str]:
+    """Which of two files declaring one slug keeps it: flat files, then the earlier plugin's
+    permanent/ and temporary/, then nodes/, then archived copies."""
+    folder = relpath.split("/", 1)[0] if "/" in relpath else ""
+    return _CLAIM_ORDER.get(folder, 3), relpath
+
+
+def directory_stamp(root: Path) -> str:
+    """Stamps of the directories memory files live in: a file that comes, goes or is replaced
+    (renamed over) changes one of them."""
+    stamp = file_stamp(root) or ""
+    for name in layout.PREDECESSOR_DIRS:
+        sub = file_stamp(root / name)
+        if sub is not None:
+            stamp += f"|{name}={sub}"
+    return stamp
 
 
 def _scan_dir(directory: Path, prefix: str, found: Scan, *, nested: bool) -> None:
@@ -187,9 +213,13 @@ def file_stamp(path: Path) -> str | None:
 class Catalog:
     """The derived catalog of one scope. Open with `Catalog.open`, close with `close()`."""
 
-    def __init__(self, scope: Scope, conn: sqlite3.Connection, config: Config) -> None:
+    def __init__(self, scope: Scope, conn: sqlite3.Connection, config: Config, *, may_replace: bool = True) -> None:
         self.scope = scope
         self.conn = conn
+        # Hooks pass False: they never replace an index.json or graph.json they did not write.
+        self.may_replace = may_replace
+        self.warnings: list[str] = []   # for the command's output (e.g. where a replaced file was kept)
+        self._mutated: set[str] = set()  # slugs this process wrote or deleted (for the earlier plugin's index)
         self.labels = graph.Labels(config.get("graph.inverseLabels") or {})
         self.embedding_dir = scope.derived_dir(config.get("embedding.cacheDirectory") or ".embedding-cache")
         self._lock_depth = 0
@@ -203,7 +233,7 @@ class Catalog:
     # -- opening ------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, scope: Scope, config: Config) -> "Catalog":
+    def open(cls, scope: Scope, config: Config, *, may_replace: bool = True) -> "Catalog":
         """Open (creating or rebuilding if needed) the catalog of an existing scope directory."""
         scope.cache_dir.mkdir(parents=True, exist_ok=True)
         path = scope.cache_dir / DB_NAME
@@ -213,7 +243,7 @@ class Catalog:
             with fsutil.exclusive_lock(scope.lock_path, what=f"{scope.name} memory"):
                 _discard_database(path)
                 conn = _connect(path)
-        return cls(scope, conn, config)
+        return cls(scope, conn, config, may_replace=may_replace)
 
     def close(self) -> None:
         self.conn.close()
@@ -253,7 +283,7 @@ class Catalog:
                 if self._disk is not None and self._disk.dirty:
                     self._set_meta(DISK_KEY, self._disk.digest())
                 self._disk = None
-                self._set_meta(ROOT_KEY, file_stamp(self.scope.root) or "")
+                self._set_meta(ROOT_KEY, directory_stamp(self.scope.root))
 
     @contextlib.contextmanager
     def replacing_beside(self) -> Iterator[None]:
@@ -265,10 +295,10 @@ class Catalog:
             yield  # locked() records the stamp when it ends
             return
         with fsutil.exclusive_lock(self.scope.lock_path, what=f"{self.scope.name} memory"):
-            current = file_stamp(self.scope.root) == self._meta(ROOT_KEY)
+            current = directory_stamp(self.scope.root) == self._meta(ROOT_KEY)
             yield
             if current:
-                self._set_meta(ROOT_KEY, file_stamp(self.scope.root) or "")
+                self._set_meta(ROOT_KEY, directory_stamp(self.scope.root))
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -286,7 +316,7 @@ class Catalog:
 
     def refresh(self) -> None:
         """Make the catalog and exported files match the memory files (cheap when they do)."""
-        root_stamp = file_stamp(self.scope.root) or ""
+        root_stamp = directory_stamp(self.scope.root)
         disk = scan(self.scope.root)
         if self._lock_depth:
             self._sync(disk)
@@ -300,7 +330,7 @@ class Catalog:
         """A cheaper check for hooks: sync only when the scope directory itself changed since
         the last command (files added, removed or replaced by rename). Edits made in place
         wait for the next `memory` command, which always checks every file."""
-        if file_stamp(self.scope.root) != self._meta(ROOT_KEY):
+        if directory_stamp(self.scope.root) != self._meta(ROOT_KEY):
             self.refresh()
 
     def refresh_if_stale(self, relpath: str) -> None:
@@ -309,7 +339,7 @@ class Catalog:
         (`relpath`) changed since it was indexed. A few stats when nothing changed."""
         recorded = self._recorded_stamp(relpath)
         if (recorded is None or recorded != file_stamp(self.scope.root / relpath)
-                or file_stamp(self.scope.root) != self._meta(ROOT_KEY) or not self._exports_current()):
+                or directory_stamp(self.scope.root) != self._meta(ROOT_KEY) or not self._exports_current()):
             self.refresh()
 
     def rebuild(self) -> None:
@@ -330,13 +360,14 @@ class Catalog:
             fsutil.remove_stale_temps(self.scope.root)
         state = DiskState(disk)
         disk_text = state.digest()
-        graph_import = self._foreign_graph()
+        graph_import, earlier_graph = self._changed_graph()
+        self._adopt_index()
         self._disk = state
-        if self._meta(DISK_KEY) == disk_text and graph_import is None and self._exports_current():
+        if (self._meta(DISK_KEY) == disk_text and graph_import is None and earlier_graph is None
+                and self._exports_current()):
             return
         known = self._known()
-        changed = sorted((path for path, stamp in disk.items() if known.get(path) != stamp),
-                         key=lambda path: ("/" in path, path))  # flat files claim slugs first
+        changed = sorted((path for path, stamp in disk.items() if known.get(path) != stamp), key=claim_order)
         removed = [path for path in known if path not in disk]
         parsed: list[tuple[str, str, memory.Memory | str]] = []
         for relpath in changed:
@@ -355,6 +386,8 @@ class Catalog:
                     conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (relpath, stamp, item))
                 else:
                     touched |= self._record(item, relpath, stamp)
+            if earlier_graph is not None:
+                touched |= graph.import_edges(conn, earlier_graph, self._graph_timestamp())
             if graph_import is not None:
                 graph.import_file(conn, graph_import)
                 graph.refresh_all(conn, self.labels)
@@ -368,7 +401,7 @@ class Catalog:
         """Take the recorded state as current without a scan, when that is safe (see `locked`)."""
         root = self.scope.root
         digest = self._meta(DISK_KEY)
-        if (digest is None or file_stamp(root) != self._meta(ROOT_KEY) or (root / NODES_DIR).exists()
+        if (digest is None or directory_stamp(root) != self._meta(ROOT_KEY) or (root / NODES_DIR).exists()
                 or not self._exports_current()):
             return False
         for slug in slugs:
@@ -396,22 +429,137 @@ class Catalog:
                 self._set_meta(name, PENDING + value)
         self._pending = True
 
-    def _foreign_graph(self) -> Any | None:
-        """graph.json's content when someone other than us wrote it since our last export."""
+    # -- index.json and graph.json as found ------------------------------------------------------
+
+    @property
+    def predecessor_layout(self) -> bool:
+        """The scope is laid out by the earlier plugin (its folders, or its index.json or graph.json):
+        this plugin then keeps that plugin's files in their format and writes none of its own."""
+        return bool(layout.memory_subdirs(self.scope.root)) or any(
+            self._foreign_format(name) == layout.FORMAT_PREDECESSOR for name in (INDEX_NAME, GRAPH_NAME))
+
+    def _foreign_format(self, name: str) -> str | None:
+        """The format of index.json or graph.json when another tool wrote it and we read it as it is now."""
+        recorded = self._meta(FOREIGN + name)
+        if recorded is None:
+            return None
+        stamp, _, fmt = recorded.rpartition(" ")
+        return fmt if stamp == (file_stamp(self.scope.root / name) or "") else None
+
+    def _ours(self, name: str, stamp: str | None) -> bool:
+        recorded = self._meta(name)
+        return stamp is not None and recorded in (stamp, PENDING + stamp)
+
+    def _look_again(self, name: str) -> bool:
+        """Whether a derived file someone else wrote must be read: it changed since we last did, or
+        it is one a command may now set aside (a hook left it alone)."""
+        known = self._foreign_format(name)
+        return known is None or (self.may_replace and known in (layout.FORMAT_UNKNOWN, layout.FORMAT_BROKEN)
+                                 and not self.predecessor_layout)
+
+    def _read_foreign(self, name: str, classify: Any) -> tuple[str, Any]:
+        """(format, content) of a derived file someone else wrote; remembered by its stamp."""
+        path = self.scope.root / name
+        stamp = file_stamp(path) or ""
+        try:
+            data = json.loads(path.read_bytes())
+            fmt = classify(data)
+        except (OSError, UnicodeDecodeError, ValueError):
+            data, fmt = None, layout.FORMAT_BROKEN
+        if fmt != layout.FORMAT_OURS:
+            self._set_meta(FOREIGN + name, f"{stamp} {fmt}")
+        return fmt, data
+
+    def _changed_graph(self) -> tuple[Any | None, Any | None]:
+        """What graph.json holds when someone other than us wrote it since we last looked:
+        (content in our format to adopt labels from, edges of the earlier plugin's format)."""
         path = self.scope.root / GRAPH_NAME
         stamp = file_stamp(path)
-        if stamp is None or self._meta(GRAPH_NAME) in (stamp, PENDING + stamp):
-            return None  # ours (perhaps behind the catalog: then it is rewritten, never imported)
+        if stamp is None:
+            if self._meta(FOREIGN + GRAPH_NAME) is not None:  # the earlier plugin's graph.json is gone
+                self.conn.execute("DELETE FROM meta WHERE key=?", (FOREIGN + GRAPH_NAME,))
+                return None, []
+            return None, None
+        if self._ours(GRAPH_NAME, stamp) or not self._look_again(GRAPH_NAME):
+            return None, None  # ours (perhaps behind the catalog: then it is rewritten, never imported)
+        fmt, data = self._read_foreign(GRAPH_NAME, layout.graph_format)
+        if fmt == layout.FORMAT_OURS:
+            return data, None
+        if fmt == layout.FORMAT_PREDECESSOR:
+            return None, predecessor.graph_edges(data)
+        self._set_aside(GRAPH_NAME, fmt)
+        return None, None
+
+    def _adopt_index(self) -> None:
+        """Notice an index.json someone else wrote: ours is rewritten, another tool's kept (or set aside)."""
+        path = self.scope.root / INDEX_NAME
+        stamp = file_stamp(path)
+        if stamp is None or self._ours(INDEX_NAME, stamp) or not self._look_again(INDEX_NAME):
+            return
+        fmt, _ = self._read_foreign(INDEX_NAME, layout.index_format)
+        if fmt not in (layout.FORMAT_OURS, layout.FORMAT_PREDECESSOR):
+            self._set_aside(INDEX_NAME, fmt)
+
+    def _set_aside(self, name: str, fmt: str) -> None:
+        """A derived file in a format nobody here knows (or not JSON at all): a command keeps a copy
+        beside it and lets it be rewritten; a hook, or a store of the earlier plugin, leaves it alone."""
+        if not self.may_replace or not self.scope.root_writable or self.predecessor_layout:
+            return
+        path = self.scope.root / name
+        kept = path.with_name(f"{name}.{clock.now_iso().replace(':', '').replace('-', '')}.orig")
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            return {}  # truncated or invalid: rebuilt from the memory files
+            os.link(path, kept)  # the original bytes stay, whatever replaces `name`
+        except FileExistsError:
+            pass
+        except OSError:
+            return  # cannot keep a copy: then it is not replaced either
+        self.conn.execute("DELETE FROM meta WHERE key=?", (FOREIGN + name,))
+        self._set_meta(name, "replaced")  # neither ours nor foreign: rewritten by export()
+        what = "not valid JSON" if fmt == layout.FORMAT_BROKEN else "in a format this plugin does not know"
+        self.warnings.append(f"{name} was {what}; the original is kept as {kept.name} and {name} is rebuilt "
+                             "from the memory files")
+
+    def _graph_timestamp(self) -> str:
+        """When the earlier plugin's edges were made, as far as we can tell: its graph.json's mtime."""
+        try:
+            return clock.from_epoch((self.scope.root / GRAPH_NAME).stat().st_mtime)
+        except OSError:
+            return clock.now_iso()
 
     def _exports_current(self) -> bool:
         if not self.scope.root_writable:
             return True
-        return (file_stamp(self.scope.root / INDEX_NAME) == self._meta(INDEX_NAME)
-                and file_stamp(self.scope.root / GRAPH_NAME) == self._meta(GRAPH_NAME))
+        for name in (INDEX_NAME, GRAPH_NAME):
+            stamp = file_stamp(self.scope.root / name)
+            if self._ours(name, stamp) or self._foreign_format(name) is not None:
+                continue
+            if stamp is not None or (self._meta(name) is not None and not self.predecessor_layout):
+                return False  # touched by someone else, or ours and deleted
+        return True
+
+    def patch_graph_file(self, edits: predecessor.GraphEdits) -> None:
+        """Apply link changes to the earlier plugin's graph.json (holding the lock), and to what the
+        catalog took from it. Creates the file in that format when the store has none yet."""
+        if not edits:
+            return
+        path = self.scope.root / GRAPH_NAME
+        if self._foreign_format(GRAPH_NAME) not in (None, layout.FORMAT_PREDECESSOR) or (
+                file_stamp(path) is not None and self._foreign_format(GRAPH_NAME) is None):
+            return  # a file we cannot patch: the memory files alone hold the change
+        data = edits.apply(path, create=True)
+        if data is None:
+            return
+        with self.transaction() as conn:
+            self._set_meta(FOREIGN + GRAPH_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
+            touched = graph.import_edges(conn, predecessor.graph_edges(data), clock.now_iso())
+            self._graph_changes.update(graph.refresh(conn, touched, self.labels))
+
+    @property
+    def edges_in_graph_file(self) -> bool:
+        """Whether links are recorded in the earlier plugin's graph.json (its format, kept)."""
+        return self.predecessor_layout and self._foreign_format(GRAPH_NAME) in (None, layout.FORMAT_PREDECESSOR) \
+            and (file_stamp(self.scope.root / GRAPH_NAME) is None or
+                 self._foreign_format(GRAPH_NAME) == layout.FORMAT_PREDECESSOR)
 
     # -- recording changes (holding the lock) -----------------------------------------------
 
@@ -419,6 +567,7 @@ class Catalog:
         """Index a memory file we just wrote, and refresh the graph lines it touches."""
         relpath = item.path.relative_to(self.scope.root).as_posix()
         stamp = file_stamp(item.path) or ""
+        self._mutated.add(item.slug)
         if self._disk is not None:
             self._disk.recall(relpath)
         with self.transaction() as conn:
@@ -431,6 +580,7 @@ class Catalog:
         row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
         if row is None:
             return
+        self._mutated.add(slug)
         if self._disk is not None:
             self._disk.recall(row[0])
         with self.transaction() as conn:
@@ -452,24 +602,26 @@ class Catalog:
             conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
                          (relpath, stamp, f"duplicate slug {item.slug!r}, already used by {holder[0]}"))
             return touched
-        if item.type not in memory.TYPES:
-            conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
-                         (relpath, stamp, f"unknown type {item.type!r} (expected one of {', '.join(memory.TYPES)})"))
-            return touched
         created = item.created or clock.from_epoch(item.path.stat().st_mtime)
         updated = item.updated or created
         tags = [tag for tag in item.tags if isinstance(tag, str)]
         counts = text.document_terms(item.title, tags, item.content)
         extra = {key: item.fields[key] for key in EXTRA_FIELDS if key in item.fields}
+        if item.severity:
+            extra["severity"] = item.severity
+        declared_type = item.fields.get("type")
+        if isinstance(declared_type, str) and declared_type.strip() != item.type:
+            extra["declared-type"] = declared_type.strip()  # e.g. the bash era's `permanent`
         has_embedding = (self.embedding_dir / f"{item.slug}.json").exists()
+        status = "archived" if relpath.startswith(layout.ARCHIVE_DIR + "/") else item.status
         entry = Entry(item.slug, self.scope.name, self.scope.root, relpath, item.type, item.title, tags, created,
-                      updated, item.status, item.links, extra, item.content_hash(), has_embedding)
+                      updated, status, item.links, extra, item.content_hash(), has_embedding)
         line = entry.index_line()
         cursor = conn.execute(
             "INSERT INTO docs(slug, relpath, stamp, type, title, tags, created, updated, status, links, extra, hash,"
             " length, terms, has_embedding, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (item.slug, relpath, stamp, item.type, item.title, json.dumps(tags, ensure_ascii=False), created, updated,
-             item.status, json.dumps(item.links, ensure_ascii=False), json.dumps(extra, ensure_ascii=False, default=str),
+             status, json.dumps(item.links, ensure_ascii=False), json.dumps(extra, ensure_ascii=False, default=str),
              entry.content_hash, sum(counts.values()), " ".join(counts), int(has_embedding), line))
         doc = cursor.lastrowid
         conn.executemany("INSERT INTO postings VALUES (?, ?, ?)", [(term, doc, tf) for term, tf in counts.items()])
@@ -516,23 +668,44 @@ class Catalog:
     def export(self) -> None:
         """Bring index.json and graph.json up to date: splice changed lines, or rewrite them whole
         when they are missing or were written by someone else. Ends every mutation: it also
-        makes the renames of the memory files written under the lock durable."""
+        makes the renames of the memory files written under the lock durable.
+
+        A store of the earlier plugin keeps that plugin's files: its index.json gets the entries
+        of the memories this process wrote or deleted, and no file of ours is written."""
         if not self.scope.root_writable or not self.scope.root.is_dir():
             return
         if self._disk is not None and self._disk.dirty:
             for directory in {os.path.dirname(relpath) for relpath in self._disk.touched}:
                 fsutil.sync_directory(self.scope.root / directory)
-        head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
-        self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
-        self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
-                          lambda: graph.render_file(self.conn))
+        if self.predecessor_layout:
+            self._export_predecessor_index()
+        else:
+            head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
+            self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
+            self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
+                              lambda: graph.render_file(self.conn))
         self._index_changes, self._graph_changes, self._graph_full = {}, {}, False
         self._pending = self._inherited = False
+        self._mutated = set()
+
+    def _export_predecessor_index(self) -> None:
+        for name in (INDEX_NAME, GRAPH_NAME):  # exports of ours never happen here: clear their marks
+            if (self._meta(name) or "").startswith(PENDING):
+                self.conn.execute("DELETE FROM meta WHERE key=?", (name,))
+        changed = [slug for slug in self._index_changes if slug in self._mutated]
+        if not changed or self._foreign_format(INDEX_NAME) != layout.FORMAT_PREDECESSOR:
+            return
+        path = self.scope.root / INDEX_NAME
+        upserts = {slug: entry for slug in changed if (entry := self.get(slug)) is not None}
+        if predecessor.patch_index(path, upserts, [slug for slug in changed if slug not in upserts]):
+            self._set_meta(FOREIGN + INDEX_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
 
     def _export_file(self, name: str, changes: dict[str, str | None], full: bool, head: str, closing: str,
                      render: Any) -> None:
         path = self.scope.root / name
         stamp, recorded = file_stamp(path), self._meta(name) or ""
+        if self._foreign_format(name) is not None:
+            return  # another tool's file that may not be replaced here (see _set_aside)
         if recorded.startswith(PENDING):  # splice only our own changes into our own last export
             ours = self._pending and not self._inherited and recorded == PENDING + (stamp or "")
         else:
@@ -610,6 +783,9 @@ class Catalog:
 
     def slugs(self) -> set[str]:
         return {row[0] for row in self.conn.execute("SELECT slug FROM docs")}
+
+    def has_type(self, memory_type: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM docs WHERE type=? LIMIT 1", (memory_type,)).fetchone() is not None
 
     def has_slug(self, slug: str) -> bool:
         return self.conn.execute("SELECT 1 FROM docs WHERE slug=?", (slug,)).fetchone() is not None
@@ -780,10 +956,12 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False,
     elif not scope.root.is_dir():
         yield None
         return
-    catalog = Catalog.open(scope, workspace.config)
+    catalog = Catalog.open(scope, workspace.config, may_replace=not workspace.in_hook)
     try:
         if refresh:
             catalog.refresh()
         yield catalog
     finally:
+        for warning in catalog.warnings:
+            workspace.warn(warning)
         catalog.close()

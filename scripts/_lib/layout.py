@@ -56,8 +56,6 @@ def index_format(data: Any) -> str:
             return FORMAT_OURS
         if isinstance(memories, list):
             return FORMAT_PREDECESSOR
-    if isinstance(data, list):  # the oldest predecessor files: a bare array of entries
-        return FORMAT_PREDECESSOR
     return FORMAT_UNKNOWN
 
 

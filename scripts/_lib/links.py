@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from . import clock, errors, frontmatter, fsutil, graph, memory
+from . import clock, errors, frontmatter, fsutil, graph, memory, predecessor
 from .index import Catalog
 from .scopes import Workspace
 
@@ -58,7 +58,7 @@ def set_link_labels(catalog: Catalog, slug: str, target: str, labels: list[str])
     entry = catalog.get(slug)
     if entry is None:
         raise errors.NotFound(f"no memory {slug!r} in {catalog.scope.name} scope")
-    item = memory.read_file(entry.path, catalog.scope.name)
+    item = memory.read_file(entry.path, catalog.scope.name, root=catalog.scope.root)
     link_list = list(item.links)
     mapping: dict[str, Any] = {key: (value[0] if len(value) == 1 else value)
                                for key, value in item.link_labels.items() if value}
@@ -78,6 +78,47 @@ def set_link_labels(catalog: Catalog, slug: str, target: str, labels: list[str])
         memory.LABELS_FIELD: mapping if mapping else frontmatter.DELETE,
         "updated": clock.now_iso(),
     }
+    return _rewrite_fields(catalog, item, changes)
+
+
+def record_in_graph_file(catalog: Catalog, source: str, target: str, label: str, inverse: str | None = None) -> None:
+    """In a store of the earlier plugin, a link is an edge of its graph.json (stored once, with
+    its label) and an entry in the source's `links`, as that plugin records it."""
+    edits = predecessor.GraphEdits()
+    edits.add_edge(source, target, label)
+    if inverse is not None and inverse != catalog.labels.inverse(label):
+        edits.add_edge(target, source, inverse)  # a custom inverse: stored explicitly
+    for slug in (source, target):
+        entry = catalog.get(slug)
+        if entry is not None:
+            edits.set_node(slug, type=entry.extra.get("declared-type") or entry.type, title=entry.title)
+    catalog.patch_graph_file(edits)
+    set_links(catalog, source, add=target)
+
+
+def set_links(catalog: Catalog, slug: str, *, add: str | None = None, remove: str | None = None) -> None:
+    """Add or remove one slug in a memory's `links` (and drop its `link-labels` entry on removal)."""
+    entry = catalog.get(slug)
+    if entry is None:
+        return
+    item = memory.read_file(entry.path, catalog.scope.name, root=catalog.scope.root)
+    links = list(item.links)
+    if add is not None and add not in links:
+        links.append(add)
+    if remove is not None:
+        links = [link for link in links if link != remove]
+    labels = {key: value for key, value in (item.fields.get(memory.LABELS_FIELD) or {}).items()
+              if key != remove} if isinstance(item.fields.get(memory.LABELS_FIELD), dict) else None
+    if links == item.links and (labels is None or labels == item.fields.get(memory.LABELS_FIELD)):
+        return
+    changes: dict[str, Any] = {"links": links if links or "links" in item.fields else frontmatter.DELETE,
+                               "updated": clock.now_iso()}
+    if labels is not None:
+        changes[memory.LABELS_FIELD] = labels or frontmatter.DELETE
+    _rewrite_fields(catalog, item, changes)
+
+
+def _rewrite_fields(catalog: Catalog, item: memory.Memory, changes: dict[str, Any]) -> memory.Memory:
     document = item.document
     assert document.frontmatter is not None
     text = frontmatter.Document(document.prefix,
@@ -85,7 +126,7 @@ def set_link_labels(catalog: Catalog, slug: str, target: str, labels: list[str])
                                                            quoted=memory.TIMESTAMP_FIELDS),
                                 document.body, document.newline).text()
     fsutil.write_atomically(item.path, text, sync_dir=False)  # Catalog.export() syncs the directory
-    rewritten = memory.read_file(item.path, catalog.scope.name)
+    rewritten = memory.read_file(item.path, catalog.scope.name, root=catalog.scope.root)
     catalog.record(rewritten)
     return rewritten
 
@@ -99,12 +140,21 @@ def add_back_link(catalog: Catalog, target: str, source: str, *, graph_label: st
 
 
 def remove_all_links_to(catalog: Catalog, slug: str) -> list[str]:
-    """Remove `slug` from the `links` of every memory naming it; returns their slugs."""
+    """Remove `slug` from the `links` of every memory naming it (and, in a store of the earlier
+    plugin, its node and edges from that plugin's graph.json); returns the memories changed."""
     holders = sorted({src for (src,) in catalog.conn.execute(
         "SELECT DISTINCT src FROM declared WHERE dst=? AND origin=?", (slug, graph.ORIGIN_LINKS))})
+    in_graph_file = catalog.edges_in_graph_file
+    if in_graph_file:
+        edits = predecessor.GraphEdits()
+        edits.remove_node(slug)
+        catalog.patch_graph_file(edits)
     for holder in holders:
         if holder != slug and catalog.has_slug(holder):
-            set_link_labels(catalog, holder, slug, [])
+            if in_graph_file:
+                set_links(catalog, holder, remove=slug)
+            else:
+                set_link_labels(catalog, holder, slug, [])
     return [holder for holder in holders if holder != slug]
 
 
@@ -206,8 +256,11 @@ def link(workspace: Workspace, source: str, target: str, *, label: str = DEFAULT
             if label in forward and inverse_label in backward:
                 return LinkResult(source, target, found.name, label, inverse_label, False,
                                   ["already linked; nothing changed"])
-            set_link_labels(catalog, source, target, _with(forward, label))
-            set_link_labels(catalog, target, source, _with(backward, inverse_label))
+            if catalog.edges_in_graph_file:
+                record_in_graph_file(catalog, source, target, label, inverse)
+            else:
+                set_link_labels(catalog, source, target, _with(forward, label))
+                set_link_labels(catalog, target, source, _with(backward, inverse_label))
             catalog.export()
     return LinkResult(source, target, found.name, label, inverse_label, True)
 
@@ -242,13 +295,22 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
             keep_backward = [existing for existing in backward if label is not None and existing != inverse_label]
             if label is not None and not keep_forward and keep_backward == backward and len(backward) == 1:
                 keep_backward = []  # a custom label whose inverse is not configured: drop the lone reverse edge
-            with catalog.transaction() as conn:
-                conn.execute("DELETE FROM declared WHERE origin=? AND ((src=? AND dst=?) OR (src=? AND dst=?))"
-                             + (" AND label IN (?, ?)" if label else ""),
-                             (graph.ORIGIN_IMPORTED, source, target, target, source)
-                             + ((label, inverse_label) if label else ()))
-            set_link_labels(catalog, source, target, keep_forward)
-            set_link_labels(catalog, target, source, keep_backward)
+            if catalog.edges_in_graph_file:
+                edits = predecessor.GraphEdits()
+                edits.remove_edges(source, target, (label, inverse_label) if label else None)
+                catalog.patch_graph_file(edits)
+                if not keep_forward:
+                    set_links(catalog, source, remove=target)
+                if not keep_backward:
+                    set_links(catalog, target, remove=source)
+            else:
+                with catalog.transaction() as conn:
+                    conn.execute("DELETE FROM declared WHERE origin=? AND ((src=? AND dst=?) OR (src=? AND dst=?))"
+                                 + (" AND label IN (?, ?)" if label else ""),
+                                 (graph.ORIGIN_IMPORTED, source, target, target, source)
+                                 + ((label, inverse_label) if label else ()))
+                set_link_labels(catalog, source, target, keep_forward)
+                set_link_labels(catalog, target, source, keep_backward)
             notes = []
             remaining = current_labels(catalog, source, target)
             if not keep_forward and remaining:

@@ -11,12 +11,21 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Iterable
 
 from . import clock, errors, frontmatter
+from .layout import ARCHIVE_DIR
 
 CANONICAL_TYPES = ("decision", "learning", "artifact", "gotcha", "breadcrumb", "hub")
 GRAPH_TYPES = ("file-summary", "discovery", "session", "task", "error")  # memory-graph node kinds
 TYPES = CANONICAL_TYPES + GRAPH_TYPES
 DEFAULT_TYPE = "learning"
 STATUSES = ("active", "archived", "superseded")
+SEVERITIES = ("low", "medium", "high", "critical")
+# The bash-era memory.sh wrote `type: permanent|temporary` and put the category word in the tags.
+LEGACY_TYPES = {"permanent": DEFAULT_TYPE, "temporary": "breadcrumb"}
+_CATEGORY_TAGS = {**{name: name for name in CANONICAL_TYPES}, "tip": "learning", "lesson": "learning",
+                  "pitfall": "gotcha", "warning": "gotcha", "adr": "decision", "reference": "artifact",
+                  "snippet": "artifact", "template": "artifact"}
+DELIBERATION_TAG = "deliberation"
+_THINK_FILE = re.compile(r"^(thought|think)-\d{8}-\d{6,9}$")
 
 SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 SLUG_RE = re.compile(SLUG_PATTERN)
@@ -39,7 +48,7 @@ class Memory:
 
     def __init__(self, *, slug: str, scope: str, path: Path, type: str, title: str, tags: list[str], created: str,
                  updated: str, links: list[str], content: str, body: str, fields: dict[str, Any],
-                 document: frontmatter.Document, title_in_field: bool = False) -> None:
+                 document: frontmatter.Document, title_in_field: bool = False, archived: bool = False) -> None:
         self.slug, self.scope, self.path, self.type, self.title = slug, scope, path, type, title
         self.tags, self.created, self.updated, self.links = tags, created, updated, links
         self.content = content            # the body without its title heading
@@ -47,14 +56,27 @@ class Memory:
         self.fields = fields              # the parsed frontmatter, unknown keys included
         self.document = document
         self.title_in_field = title_in_field  # the title came from a `title:` field, not a heading
+        self.archived = archived          # it lies in an archive/ folder
 
     def __repr__(self) -> str:
         return f"Memory({self.scope}:{self.slug})"
 
     @property
     def status(self) -> str:
+        """active, archived or superseded: an archive/ folder means archived whatever the file says;
+        a deliberation's `concluded` (the earlier plugin's think documents) is active knowledge."""
+        if self.archived:
+            return "archived"
         value = self.fields.get("status")
-        return value if isinstance(value, str) and value else "active"
+        return value if isinstance(value, str) and value in STATUSES else "active"
+
+    @property
+    def severity(self) -> str | None:
+        """low, medium, high or critical (gotchas and learnings of the earlier plugin rank by it)."""
+        value = self.fields.get("severity")
+        if isinstance(value, str) and value.strip().lower() in SEVERITIES:
+            return value.strip().lower()
+        return next((tag.lower() for tag in self.tags if tag.lower() in SEVERITIES), None)
 
     @property
     def link_labels(self) -> dict[str, list[str]]:
@@ -119,7 +141,7 @@ def embedding_text(title: str, content: str) -> str:
 # -- parsing ------------------------------------------------------------------------------
 
 def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
-          fields: dict[str, Any] | None = None) -> Memory:
+          fields: dict[str, Any] | None = None, archived: bool = False) -> Memory:
     """Build a Memory from file text. Raises InvalidInput when the file is not a usable memory.
 
     `fields` are the already known frontmatter values of a file we just rendered, which
@@ -146,14 +168,39 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
     if content is None:
         content = _content_after_heading(document.body)
     tags = fields.get("tags")
-    tag_list = [str(tag) for tag in tags] if isinstance(tags, list) else [tags] if isinstance(tags, str) else []
+    tag_list = [str(tag) for tag in tags if tag is not None and str(tag).strip()] if isinstance(tags, list) \
+        else [tags] if isinstance(tags, str) and tags.strip() else []
     links = fields.get("links")
     link_list = [str(link) for link in links if isinstance(link, (str, int))] if isinstance(links, list) else []
     created = clock.normalise(fields.get("created")) or ""
     updated = clock.normalise(fields.get("updated")) or created
-    return Memory(slug=slug, scope=scope, path=path, type=memory_type.strip(), title=title, tags=tag_list,
+    memory_type = effective_type(memory_type.strip(), tag_list)
+    if is_think_document(fields, title, path.stem) and DELIBERATION_TAG not in tag_list:
+        tag_list.append(DELIBERATION_TAG)  # the earlier plugin's think documents are deliberations
+    return Memory(slug=slug, scope=scope, path=path, type=memory_type, title=title, tags=tag_list,
                   created=created, updated=updated, links=link_list, content=content, body=document.body,
-                  fields=fields, document=document, title_in_field=in_field)
+                  fields=fields, document=document, title_in_field=in_field, archived=archived)
+
+
+def effective_type(declared: str, tags: list[str]) -> str:
+    """The type a memory is read as: its own, or for the bash era's `permanent`/`temporary` the
+    category word among its tags (`permanent` with tag `tip` is a learning). Unknown types stay
+    as written: such a memory is still readable (health warns)."""
+    if declared in LEGACY_TYPES:
+        if declared == "permanent":
+            for tag in tags:
+                category = _CATEGORY_TAGS.get(tag.lower())
+                if category:
+                    return category
+        return LEGACY_TYPES[declared]
+    return declared
+
+
+def is_think_document(fields: dict[str, Any], title: str, stem: str) -> bool:
+    """The earlier plugin's `think` deliberations: a breadcrumb with a `topic`, titled "Think: ..."."""
+    if fields.get("type") != "breadcrumb":
+        return False
+    return "topic" in fields or title.startswith("Think:") or bool(_THINK_FILE.match(stem))
 
 
 def _title_from_body(body: str, fallback: str) -> str:
@@ -183,7 +230,8 @@ def _content_after_heading(body: str) -> str:
 def read_file(path: Path, scope: str, *, slug: str | None = None, root: Path | None = None) -> Memory:
     """Read and parse a memory file; InvalidInput when it is not UTF-8 or not a memory.
 
-    With `root`, a symlink leading outside that directory is refused rather than followed.
+    With `root` (the scope directory), a symlink leading outside that directory is refused
+    rather than followed, and a file in its archive/ folder is read as archived.
     """
     if root is not None and os.path.islink(path):
         target, base = os.path.realpath(path), os.path.realpath(root)
@@ -203,7 +251,8 @@ def read_file(path: Path, scope: str, *, slug: str | None = None, root: Path | N
                                   "re-save the file as UTF-8") from None
     if "\x00" in text:
         raise errors.InvalidInput("binary content (NUL bytes)", "memories are UTF-8 markdown text")
-    return parse(text, path, scope, slug=slug)
+    archived = root is not None and path.parent.name == ARCHIVE_DIR and path.parent.parent == root
+    return parse(text, path, scope, slug=slug, archived=archived)
 
 
 # -- validation ---------------------------------------------------------------------------

@@ -364,7 +364,7 @@ def assess_slug(workspace: Workspace, slug: str, scope: str | None = None) -> Qu
         entry = catalog.get(slug)
         if entry is None:
             raise errors.NotFound(f"no memory {slug!r} in {found.name} scope", "run `memory list` to see what exists")
-        item = memory.read_file(entry.path, found.name)
+        item = memory.read_file(entry.path, found.name, root=found.root)
         return assess(item, GraphView(catalog).facts(slug), hub_hint=hub_suggestion(catalog, item))
 
 
@@ -381,7 +381,7 @@ def assess_all(workspace: Workspace, scope: str | None = None) -> list[Quality]:
             view = GraphView(catalog)
             for entry in catalog.entries():
                 try:
-                    item = memory.read_file(entry.path, target.name)
+                    item = memory.read_file(entry.path, target.name, root=target.root)
                 except errors.Error:
                     continue  # changed under us; `memory health` reports unreadable files
                 results.append(assess(item, view.facts(entry.slug), now=now))

@@ -43,7 +43,7 @@ class Node:
             data["reason"] = self.reason
         if full:
             try:
-                data["content"] = memory.read_file(entry.path, entry.scope).content
+                data["content"] = memory.read_file(entry.path, entry.scope, root=entry.root).content
             except errors.Error:
                 data["content"] = None
         return data
@@ -58,7 +58,7 @@ def run(workspace: Workspace, *, node_id: str | None = None, related: str | None
         recent: int | None = None, filters: store.Filters | None = None, limit: int | None = None) -> Result:
     """Answer one query; `filters` narrow every selector."""
     started = time.perf_counter()
-    filters = store.check_filters(filters or store.Filters())
+    filters = store.check_filters(filters or store.Filters(), workspace)
     chosen = [name for name, value in (("--id", node_id), ("--related", related), ("--search", text)) if value]
     if len(chosen) > 1:
         raise errors.InvalidInput(f"use one of {', '.join(chosen)} at a time", "combine one of them with filters")

@@ -390,7 +390,7 @@ class Plan:
             changed_content: list[str] = []
             for edit in edits:
                 fsutil.write_atomically(edit.item.path, edit.text(), sync_dir=False)  # export() syncs the directory
-                rewritten = memory.read_file(edit.item.path, self.scope.name)
+                rewritten = memory.read_file(edit.item.path, self.scope.name, root=self.scope.root)
                 if rewritten.content_hash() != edit.item.content_hash():
                     changed_content.append(rewritten.slug)
                 catalog.record(rewritten)
@@ -410,7 +410,7 @@ class Plan:
                 catalog.set_has_embedding(dropped, False)
             for slug in self.reread:
                 entry = self.analysis.entries[slug]
-                catalog.record(memory.read_file(entry.path, self.scope.name))
+                catalog.record(memory.read_file(entry.path, self.scope.name, root=self.scope.root))
             catalog.export()
         except (OSError, errors.Error) as exc:
             reason = exc.message if isinstance(exc, errors.Error) else f"{exc.strerror or exc}"

@@ -34,6 +34,19 @@ PROJECT_GITIGNORE = """\
 /.cache/
 /.embedding-cache/
 /.*.tmp
+/*.orig
+# Personal memories (local scope) stay on this machine.
+/local/
+"""
+# A store the earlier plugin laid out commits its index.json and graph.json (the only record of
+# its edge labels), and the team may still run that plugin: only this plugin's own files are ignored.
+PREDECESSOR_GITIGNORE = """\
+# Derived files of the memory plugin. Never commit them.
+/task-index.json
+/.cache/
+/.embedding-cache/
+/.*.tmp
+/*.orig
 # Personal memories (local scope) stay on this machine.
 /local/
 """
@@ -96,6 +109,7 @@ class Workspace:
             self.in_git_repo = git_top is not None
         self.project_root = self.project_dir / ".claude" / "memory"
         self.local_root = self.project_root / "local"
+        self.in_hook = False  # set by hooks: they never replace a file another tool wrote
         self.config = (config_mod.load([self.global_root / config_mod.CONFIG_NAME,
                                         self.project_root / config_mod.CONFIG_NAME])
                        if load_config else config_mod.load([]))
@@ -215,11 +229,20 @@ def prepare_for_write(workspace: Workspace, scope: Scope) -> None:
         raise errors.ScopeUnavailable(f"cannot create {scope.name} memory directory {scope.root}: {exc.strerror}",
                                       "check the directory's permissions") from None
     if scope.name in ("project", "local"):
-        for name, text in ((".gitignore", PROJECT_GITIGNORE), (".gitattributes", PROJECT_GITATTRIBUTES)):
-            if not (workspace.project_root / name).exists():
-                fsutil.write_atomically(workspace.project_root / name, text)
+        for name in (".gitignore", ".gitattributes"):
+            path = workspace.project_root / name
+            if not path.exists():
+                fsutil.write_atomically(path, _project_file(workspace, name))
     if scope.name == "local":
         ensure_local_gitignored(workspace.project_dir)
+
+
+def _project_file(workspace: Workspace, name: str) -> str:
+    if name == ".gitattributes":
+        return PROJECT_GITATTRIBUTES
+    from . import layout
+
+    return PREDECESSOR_GITIGNORE if layout.detect(workspace.project_root).predecessor else PROJECT_GITIGNORE
 
 
 def ensure_local_gitignored(project_dir: Path) -> bool:

@@ -431,7 +431,7 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
     """
     from . import store
 
-    store.check_filters(filters)
+    store.check_filters(filters, workspace)
     if not query.strip():
         raise errors.InvalidInput("empty search query",
                                   'give a phrase to look for, e.g. memory semantic "login issues"')

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from . import search
 
-from . import clock, embed, errors, frontmatter, fsutil, links, memory, redact
+from . import clock, embed, errors, frontmatter, fsutil, layout, links, memory, redact
 from .index import NOT_MEMORIES, Catalog, Entry, Problem, open_catalog
 from .scopes import Scope, Workspace, prepare_for_write
 
@@ -137,14 +137,34 @@ def validate_new(new: NewMemory) -> NewMemory:
     return NewMemory(title, memory_type, tags, content, slug, link_targets, created, updated, fields)
 
 
-def render_new(new: NewMemory) -> tuple[str, dict[str, Any]]:
-    """The file text of a new memory in the data model's format, and its frontmatter fields."""
-    fields: dict[str, Any] = {"type": new.type, "tags": new.tags, "created": new.created, "updated": new.updated}
+def render_new(new: NewMemory, *, slug: str | None = None, scope: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The file text of a new memory and its frontmatter fields: in the data model's format, or
+    with `slug` and `scope`, in the earlier plugin's (the `id` and `title` fields its readers need,
+    the title not repeated as a heading)."""
+    fields: dict[str, Any] = {"id": slug, "title": new.title} if slug is not None else {}
+    fields["type"] = new.type
+    if scope is not None:
+        fields["scope"] = scope
+    fields.update(tags=new.tags, created=new.created, updated=new.updated)
     if new.links:
         fields["links"] = new.links
     fields.update(new.fields)
     head = frontmatter.render(fields, quoted=memory.TIMESTAMP_FIELDS)
+    if slug is not None:
+        return f"---\n{head}---\n\n{new.content}", fields
     return f"---\n{head}---\n\n# {new.title}\n\n{new.content}", fields
+
+
+def new_memory_path(catalog: Catalog, slug: str, memory_type: str) -> Path:
+    """Where a new memory goes: beside the others, in the folder a store of the earlier plugin
+    keeps its kind in (breadcrumbs in temporary/, the rest in permanent/)."""
+    root = catalog.scope.root
+    if catalog.predecessor_layout:
+        folders = layout.memory_subdirs(root)
+        for folder in (["temporary"] if memory_type == "breadcrumb" else []) + ["permanent"]:
+            if folder in folders:
+                return root / folder / f"{slug}.md"
+    return root / f"{slug}.md"
 
 
 def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> memory.Memory:
@@ -160,7 +180,8 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
         assert catalog is not None
         with catalog.locked(touching=[*new.links, *([str(superseded)] if superseded is not None else [])]):
             def taken(candidate: str) -> bool:
-                return catalog.has_slug(candidate) or (target_scope.root / f"{candidate}.md").exists()
+                return catalog.has_slug(candidate) or (target_scope.root / f"{candidate}.md").exists() \
+                    or new_memory_path(catalog, candidate, new.type or memory.DEFAULT_TYPE).exists()
 
             if new.slug:
                 if taken(new.slug):
@@ -175,13 +196,17 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
                 raise errors.InvalidInput("a memory cannot link to itself", "remove its own slug from --links")
             if superseded is not None:
                 links.require_same_scope(workspace, catalog, _check_slug_argument(str(superseded)))
-            path = target_scope.root / f"{slug}.md"
-            text, fields = render_new(new)
+            adopted = catalog.predecessor_layout
+            path = new_memory_path(catalog, slug, new.type or memory.DEFAULT_TYPE)
+            text, fields = render_new(new, slug=slug if adopted else None, scope=target_scope.name if adopted else None)
             fsutil.write_atomically(path, text, sync_dir=False)  # Catalog.export() syncs the directory
             created = memory.parse(text, path, target_scope.name, fields=fields)
             catalog.record(created)
             for target in new.links:
-                links.add_back_link(catalog, target, slug, graph_label=links.DEFAULT_LABEL)
+                if catalog.edges_in_graph_file:
+                    links.record_in_graph_file(catalog, slug, target, links.DEFAULT_LABEL)
+                else:
+                    links.add_back_link(catalog, target, slug, graph_label=links.DEFAULT_LABEL)
             if superseded is not None:
                 created = _supersede(catalog, created, str(superseded))
             embed.after_change(workspace, catalog, [slug])
@@ -196,6 +221,9 @@ def _supersede(catalog: Catalog, newer: memory.Memory, older_slug: str) -> memor
     assert entry is not None
     older = _read(entry.path, catalog.scope, older_slug)
     _write_existing(catalog, older, {"status": "superseded", "superseded-by": newer.slug}, older.body)
+    if catalog.edges_in_graph_file:
+        links.record_in_graph_file(catalog, newer.slug, older_slug, "supersedes")
+        return _read(catalog.get(newer.slug).path, catalog.scope, newer.slug)  # type: ignore[union-attr]
     links.set_link_labels(catalog, older_slug, newer.slug, ["superseded-by"])
     return links.set_link_labels(catalog, newer.slug, older_slug, ["supersedes"])
 
@@ -353,7 +381,7 @@ def _write_existing(catalog: Catalog, current: memory.Memory, fields: dict[str, 
                                                  quoted=memory.TIMESTAMP_FIELDS)
     text = frontmatter.Document(document.prefix, new_frontmatter, body, document.newline).text()
     fsutil.write_atomically(current.path, text, sync_dir=False)  # Catalog.export() syncs the directory
-    rewritten = memory.read_file(current.path, catalog.scope.name)
+    rewritten = memory.read_file(current.path, catalog.scope.name, root=catalog.scope.root)
     catalog.record(rewritten)
     return rewritten
 
@@ -409,14 +437,26 @@ class Filters:
         return True
 
 
-def check_filters(filters: Filters) -> Filters:
+def check_filters(filters: Filters, workspace: Workspace | None = None) -> Filters:
+    """Refuse filters that cannot match. A tag may be written as another tool wrote it (`v1.1.0`,
+    `UX`); a type must be one of ours, or one a memory of a readable scope actually has."""
     for memory_type in filters.types or []:
-        memory.check_type(memory_type)
-    if filters.tag is not None:
+        if memory_type not in memory.TYPES and memory_type not in memory.LEGACY_TYPES \
+                and not (workspace is not None and _type_in_use(workspace, memory_type, filters.scope)):
+            memory.check_type(memory_type)  # raises with the list of types
+    if filters.tag is not None and not memory.LOOKUP_RE.fullmatch(filters.tag):
         memory.check_tag(filters.tag)
     if filters.status is not None and filters.status not in memory.STATUSES:
         raise errors.InvalidInput(f"unknown status {filters.status!r}", "use one of: " + ", ".join(memory.STATUSES))
     return filters
+
+
+def _type_in_use(workspace: Workspace, memory_type: str, scope: str | None) -> bool:
+    for target in workspace.readable_scopes(scope):
+        with catalog_for(workspace, target, refresh=False) as catalog:
+            if catalog is not None and catalog.has_type(memory_type):
+                return True
+    return False
 
 
 def visible_entries(workspace: Workspace, filters: Filters, *, order: str = "slug", descending: bool = False,
@@ -441,7 +481,7 @@ def visible_entries(workspace: Workspace, filters: Filters, *, order: str = "slu
 def list_memories(workspace: Workspace, filters: Filters, *, sort: str = "updated",
                   limit: int | None = None) -> list[Entry]:
     """Memories matching `filters`, newest first by default."""
-    check_filters(filters)
+    check_filters(filters, workspace)
     if sort not in SORT_KEYS:
         raise errors.InvalidInput(f"unknown sort key {sort!r}", "use one of: " + ", ".join(SORT_KEYS))
     descending = sort in ("updated", "created")
@@ -455,7 +495,7 @@ def list_memories(workspace: Workspace, filters: Filters, *, sort: str = "update
 def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit: int = 10) -> list[search.Hit]:
     """Keyword search (BM25) over title, tags and body of every readable scope."""
     from . import search
-    check_filters(filters)
+    check_filters(filters, workspace)
     if not query.strip():
         raise errors.InvalidInput("empty search query", 'give some words to look for, e.g. memory search "oauth token"')
     hits: list[search.Hit] = []
