@@ -784,6 +784,17 @@ class Catalog:
     def slugs(self) -> set[str]:
         return {row[0] for row in self.conn.execute("SELECT slug FROM docs")}
 
+    def declares(self, source: str, target: str, label: str, *, by_graph_file: bool = False) -> bool:
+        """Whether a memory file or a graph.json (only a graph.json: `by_graph_file`) declares
+        the edge source -label-> target."""
+        labels = (label, graph.UNLABELLED) if label == graph.DEFAULT_LABEL else (label,)
+        origins = (graph.ORIGIN_IMPORTED,) if by_graph_file else (graph.ORIGIN_IMPORTED, graph.ORIGIN_LINKS,
+                                                                   graph.ORIGIN_REFS)
+        return self.conn.execute(
+            f"SELECT 1 FROM declared WHERE src=? AND dst=? AND label IN ({', '.join('?' * len(labels))}) "
+            f"AND origin IN ({', '.join('?' * len(origins))}) LIMIT 1", (source, target, *labels, *origins)
+        ).fetchone() is not None
+
     def has_type(self, memory_type: str) -> bool:
         return self.conn.execute("SELECT 1 FROM docs WHERE type=? LIMIT 1", (memory_type,)).fetchone() is not None
 

@@ -53,8 +53,10 @@ def current_labels(catalog: Catalog, source: str, target: str) -> list[str]:
     return [edge.label for edge in catalog.edges(source) if edge.target == target]
 
 
-def set_link_labels(catalog: Catalog, slug: str, target: str, labels: list[str]) -> memory.Memory:
-    """Set the labels of `slug`'s link to `target` in its file (an empty list removes the link)."""
+def set_link_labels(catalog: Catalog, slug: str, target: str, labels: list[str], *,
+                    touch: bool = True) -> memory.Memory:
+    """Set the labels of `slug`'s link to `target` in its file (an empty list removes the link);
+    `touch` bumps its `updated` (an import carrying links over leaves it as it was)."""
     entry = catalog.get(slug)
     if entry is None:
         raise errors.NotFound(f"no memory {slug!r} in {catalog.scope.name} scope")
@@ -76,8 +78,9 @@ def set_link_labels(catalog: Catalog, slug: str, target: str, labels: list[str])
     changes: dict[str, Any] = {
         "links": link_list if link_list or "links" in item.fields else frontmatter.DELETE,
         memory.LABELS_FIELD: mapping if mapping else frontmatter.DELETE,
-        "updated": clock.now_iso(),
     }
+    if touch:
+        changes["updated"] = clock.now_iso()
     return _rewrite_fields(catalog, item, changes)
 
 
