@@ -395,3 +395,128 @@ def test_enterprise_directory_not_writable_gives_a_clear_error(env: Env) -> None
     env.ok("config", "scopes.enterprise.enabled", "true")
     result = env.fails("write", "X", "--scope", "enterprise", env={"CLAUDE_MEMORY_ENTERPRISE_PATH": str(enterprise)})
     assert "read-only" in result.err
+
+
+# -- stores of the earlier plugin under load --------------------------------------------------------
+
+ADOPTED_WORKER = textwrap.dedent("""
+    import json, random, sys
+    sys.path.insert(0, {scripts!r})
+    from _lib import errors, links, store
+    from _lib.scopes import Workspace
+
+    worker, steps, originals = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")
+    rng = random.Random(worker)
+    mine, acked, linked = [], {{}}, []
+    for step in range(steps):
+        action = rng.choice(["write", "write", "link", "link", "unlink", "delete"])
+        try:
+            if action == "write" or not mine:
+                created = store.write(Workspace(), store.NewMemory(title=f"Worker {{worker}} note {{step}}", type="learning",
+                                                                  tags=["load"], content=f"marker {{worker}}-{{step}}"))
+                mine.append(created.slug)
+                acked[created.slug] = f"marker {{worker}}-{{step}}"
+            elif action == "link":
+                source, target = rng.choice(mine), rng.choice(originals + mine)
+                if source != target:
+                    links.link(Workspace(), source, target, label=rng.choice(["relates-to", "part-of", "extends"]))
+                    linked.append([source, target])
+            elif action == "unlink" and linked:
+                source, target = linked.pop(rng.randrange(len(linked)))
+                links.unlink(Workspace(), source, target)
+            elif action == "delete":
+                slug = mine.pop(rng.randrange(len(mine)))
+                store.delete(Workspace(), slug)
+                acked.pop(slug)
+        except errors.Error:
+            pass  # e.g. the target another worker deleted meanwhile
+    print(json.dumps(acked))
+""")
+
+
+def _original_edges_kept(env: Env, store: "predecessor_store.Store") -> None:
+    graph = json.loads((env.project_dir / "graph.json").read_text())
+    on_disk = {(edge["source"], edge["target"], edge.get("label") or edge.get("relation"))
+               for edge in graph["edges"]}
+    assert set(store.edges) <= on_disk, "an edge of the earlier plugin was lost"
+    shown = {(edge["source"], edge["target"], edge["label"])
+             for edge in env.ok("graph", "--all", "--json").json()["edges"]}
+    assert {edge for edge in store.edges if edge[1] in store.memories} <= shown
+    index = json.loads((env.project_dir / "index.json").read_text())
+    assert isinstance(index["memories"], list)
+
+
+def test_adopted_store_under_concurrent_writers_loses_nothing(env: Env) -> None:
+    import predecessor_store
+
+    store = predecessor_store.build(env.project_dir, memories=80, edges=120)
+    env.unchecked.update(env.project_dir.rglob("*"))
+    script = env.root / "adopted.py"
+    script.write_text(ADOPTED_WORKER.format(scripts=str(SCRIPTS)))
+    originals = ",".join(sorted(slug for slug in store.memories if slug not in store.archived)[:30])
+    workers = [subprocess.Popen([sys.executable, str(script), str(n), "25", originals], cwd=env.project,
+                                env=env.environ(), stdout=subprocess.PIPE, stderr=subprocess.PIPE) for n in range(6)]
+    acked: dict[str, str] = {}
+    for proc in workers:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err.decode()[-2000:]
+        acked.update(json.loads(out.decode().strip().splitlines()[-1]))
+    listing = {item["slug"]: item for item in env.ok("list", "--json").json()["memories"]}
+    assert set(store.memories) | set(acked) == set(listing), "every memory, old and acknowledged, is there"
+    for slug, marker in acked.items():
+        assert Path(listing[slug]["filePath"]).read_text().rstrip().endswith(marker)
+        assert listing[slug]["filePath"].startswith(str(env.project_dir / "permanent"))
+    _original_edges_kept(env, store)
+    entries = {item["id"] for item in json.loads((env.project_dir / "index.json").read_text())["memories"]}
+    assert set(acked) <= entries
+    print(f"\nadopted store: 6 processes x 25 operations, {len(acked)} memories acknowledged, "
+          f"{len(store.edges)} earlier edges kept")
+
+
+@pytest.mark.slow
+def test_adopted_store_survives_sigkill_at_random_moments(env: Env) -> None:
+    import time
+
+    import predecessor_store
+
+    store = predecessor_store.build(env.project_dir, memories=60, edges=90)
+    env.unchecked.update(env.project_dir.rglob("*"))
+    rng = random.Random(7)
+    originals = sorted(slug for slug in store.memories if slug not in store.archived)
+    made: list[str] = []
+
+    def argv(action: str, round_: int) -> list[str]:
+        if action == "write" or not made:
+            return ["write", f"Crash note {round_}", "--tags", "c", "--content", "z" * rng.randrange(10, 20000)]
+        if action == "link":
+            return ["link", rng.choice(made), rng.choice(originals), "--label", "extends"]
+        if action == "unlink":
+            return ["unlink", rng.choice(made), rng.choice(originals)]
+        return ["delete", rng.choice(made)]
+
+    durations = []
+    for round_ in range(4):
+        started = time.monotonic()
+        env.run(*argv("write", round_))
+        durations.append(time.monotonic() - started)
+        made.append(f"learning-crash-note-{round_}")
+    typical = sorted(durations)[len(durations) // 2]
+    kills = 0
+    for round_ in range(4, 124):
+        action = rng.choice(["write", "link", "link", "unlink", "delete"])
+        proc = subprocess.Popen([str(REPO / "bin" / "memory"), *argv(action, round_)], cwd=env.project,
+                                env=env.environ(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if action == "write":
+            made.append(f"learning-crash-note-{round_}")
+        try:
+            proc.wait(timeout=rng.uniform(0.0, typical * 1.5))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            kills += 1
+        for name in ("graph.json", "index.json"):
+            json.loads((env.project_dir / name).read_text())  # never half-written
+    env.ok("list")
+    _original_edges_kept(env, store)
+    assert kills >= 30, kills
+    print(f"\nadopted store: {kills} of 120 commands killed, every earlier edge and label kept")
