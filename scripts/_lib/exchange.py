@@ -130,12 +130,10 @@ def _load_document(source: str) -> dict[str, Any]:
     except OSError as exc:
         raise errors.InvalidInput(f"cannot read {source}: {exc.strerror}") from None
     try:
-        document = json.loads(raw)
+        return json.loads(raw)  # import_document checks it against the schema
     except (ValueError, UnicodeDecodeError):
         raise errors.InvalidInput(f"{source} is not a JSON document",
                                   "give a file written by `memory export`") from None
-    check_document(document, source)
-    return document
 
 
 def check_document(document: Any, source: str = "the document") -> None:
@@ -282,6 +280,7 @@ def import_document(workspace: Workspace, document: dict[str, Any], scope: str |
             layouts = {part.get("layout") for part in document["scopes"]}
             keep_paths = layouts == {layout.PREDECESSOR} and not catalog.slugs()
             seen: set[str] = set()
+            writes: list[tuple[Path, str]] = []
             for number, item in enumerate(items, 1):
                 slug = _check_slug(item, outcome)
                 if slug is None or slug in seen:
@@ -298,18 +297,21 @@ def import_document(workspace: Workspace, document: dict[str, Any], scope: str |
                                 and path.parent.parent == target.root)
                 if existing is None:
                     outcome.added.append(slug)
-                    if not dry_run:
-                        _place(catalog, path, text, item)
                 elif _read_bytes(existing.path) == text.encode("utf-8"):
                     outcome.unchanged.append(slug)
+                    continue
                 elif (clock.normalise(item.get("updated")) or "") > existing.updated:
                     outcome.replaced.append(slug)
-                    if not dry_run:
-                        _place(catalog, existing.path, text, item)
                 else:
                     outcome.kept.append(slug)
+                    continue
+                _check_text(text, path, item)
+                writes.append((path, text))
                 if progress:
                     progress(number, len(items))
+            if not dry_run and writes:
+                fsutil.write_many(writes)
+                catalog.rescan()
             _import_edges(catalog, edges, outcome, dry_run)
             if not dry_run:
                 catalog.export()
@@ -324,13 +326,12 @@ def _import_edges(catalog: Catalog, edges: list[dict[str, Any]], outcome: Outcom
     from . import links
 
     in_graph_file = catalog.edges_in_graph_file
-    missing = []
+    missing: dict[tuple[str, str, str], None] = {}
     for edge in edges:
-        source, target, label = edge["source"], edge["target"], edge["label"]
-        if source != target and catalog.has_slug(source) and catalog.has_slug(target) \
-                and (source, target, label) not in missing \
+        key = source, target, label = edge["source"], edge["target"], edge["label"]
+        if source != target and key not in missing and catalog.has_slug(source) and catalog.has_slug(target) \
                 and not catalog.declares(source, target, label, by_graph_file=in_graph_file):
-            missing.append((source, target, label))
+            missing[key] = None
     outcome.edges_added = [f"{source} -{label}-> {target}" for source, target, label in missing]
     if dry_run or not missing:
         return
@@ -410,18 +411,16 @@ def _with_status(text: str, item: dict[str, Any]) -> str:
         document.newline).text()
 
 
-def _place(catalog: Catalog, path: Path, text: str, item: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _check_text(text: str, path: Path, item: dict[str, Any]) -> None:
+    """Refuse (before anything is written) a memory that would not read back as itself."""
     try:
-        parsed = memory.parse(text, path, catalog.scope.name)
+        parsed = memory.parse(text, path, "import")
     except errors.Error as exc:
         raise errors.InvalidInput(f"the imported memory {item['slug']} is not a valid memory file: {exc.message}",
-                                  "fix it in the export file; nothing of it was written") from None
-    if parsed.slug != item["slug"]:  # an `id:` field that names another memory
+                                  "fix it in the export file; nothing was imported") from None
+    if parsed.slug != item["slug"] and parsed.slug != path.stem:
         raise errors.InvalidInput(f"the imported memory {item['slug']} declares id {parsed.slug!r}",
-                                  "make `id` match the slug in the export file")
-    fsutil.write_atomically(path, text, sync_dir=False)
-    catalog.record(memory.read_file(path, catalog.scope.name, root=catalog.scope.root))
+                                  "make `id` match the slug in the export file; nothing was imported")
 
 
 def _read_bytes(path: Path) -> bytes | None:

@@ -342,6 +342,11 @@ class Catalog:
                 or directory_stamp(self.scope.root) != self._meta(ROOT_KEY) or not self._exports_current()):
             self.refresh()
 
+    def rescan(self) -> None:
+        """Take in files this process changed in bulk under the lock (one pass, one transaction)."""
+        assert self._lock_depth, "rescan() needs the lock"
+        self._sync(scan(self.scope.root))
+
     def rebuild(self) -> None:
         """Forget everything derived and re-read every file (labels in graph.json are kept)."""
         with self.locked():
