@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 LOG_LIMIT = 256 * 1024  # bytes; the log is truncated to its newest half beyond this
+RAISE_ENV = "MEMORY_HOOK_RAISE"  # set by the tests: an error inside a hook exits 70 instead of failing open
 
 
 def data_dir() -> str:
@@ -66,6 +67,9 @@ def read_payload() -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
+_WORKSPACES: list[Any] = []  # the hook's workspaces: their warnings go to the log, never to Claude
+
+
 def run_hook(handle: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
     """Run `handle` on the payload, print its JSON answer, exit 0 whatever happens."""
     try:
@@ -75,12 +79,17 @@ def run_hook(handle: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
             if answer:
                 sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
                 sys.stdout.flush()
+        for warning in dict.fromkeys(warning for workspace in _WORKSPACES for warning in workspace.warnings):
+            log(f"note: {warning}")
     except BaseException as exc:  # noqa: BLE001 - fail open: a hook must never break the session
         if not isinstance(exc, (SystemExit, KeyboardInterrupt)):
             import traceback
 
             log(f"{type(exc).__name__}: {exc} | " + " / ".join(
                 line.strip() for line in traceback.format_exc().splitlines()[-6:]))
+            if os.environ.get(RAISE_ENV):  # the test suite: an internal error must fail the test
+                traceback.print_exc()
+                os._exit(70)
     os._exit(0)  # skip interpreter teardown: hooks sit on every tool call
 
 
@@ -96,6 +105,7 @@ def workspace_for(payload: dict[str, Any]) -> tuple[Any, str]:
         log(f"config problem, using defaults: {exc.message}")
         workspace = Workspace(cwd, load_config=False)
     workspace.in_hook = True
+    _WORKSPACES.append(workspace)
     return workspace, cwd
 
 

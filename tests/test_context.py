@@ -294,7 +294,7 @@ def test_session_memory_from_hooks_has_tasks_and_captures(env: Env) -> None:
     repo = Path(__file__).resolve().parents[1]
     data = env.root / "plugin-data"
     environ = env.environ(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(env.project),
-                          CLAUDE_PLUGIN_ROOT=str(repo))
+                          CLAUDE_PLUGIN_ROOT=str(repo), MEMORY_HOOK_RAISE="1")
     base = {"session_id": "feedbeef-1234", "transcript_path": str(env.root / "t.jsonl"), "cwd": str(env.project)}
 
     def hook(name: str, **payload: object) -> None:

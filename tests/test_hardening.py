@@ -336,7 +336,7 @@ def test_random_stdin_never_crashes_or_blocks_a_hook(tmp_path_factory, hook: str
     (root / "home").mkdir()
     (root / "data").mkdir()
     env = {"HOME": str(root / "home"), "PATH": os.environ["PATH"], "CLAUDE_PLUGIN_DATA": str(root / "data"),
-           "CLAUDE_PROJECT_DIR": str(root)}
+           "CLAUDE_PROJECT_DIR": str(root), "MEMORY_HOOK_RAISE": "1"}  # an error inside fails the test
     os.symlink(sys.executable, root / "data" / "python")
     proc = subprocess.run(["sh", str(HOOKS / "run"), hook], input=stdin, capture_output=True, env=env, timeout=60,
                           cwd=root)

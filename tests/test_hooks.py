@@ -104,7 +104,7 @@ class Hooks:
     def environ(self, **extra: str) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("CLAUDE", "MEMORY_"))}
         env.update(HOME=str(self.home), PATH=f"{self.bin}{os.pathsep}{env.get('PATH', '')}",
-                   PYTHONDONTWRITEBYTECODE="1", CLAUDE_PLUGIN_DATA=str(self.data),
+                   PYTHONDONTWRITEBYTECODE="1", CLAUDE_PLUGIN_DATA=str(self.data), MEMORY_HOOK_RAISE="1",
                    CLAUDE_PROJECT_DIR=str(self.project))
         env.update(self.extra_env)
         env.update(extra)

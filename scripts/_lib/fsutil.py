@@ -57,6 +57,16 @@ def write_atomically(path: Path, data: bytes | str, *, durable: bool = True, syn
         sync_directory(path.parent)
 
 
+def escapes(path: Path | str, root: Path | str) -> str | None:
+    """Where `path` really leads when a symlink (of it, or of a directory between `root` and it)
+    takes it outside `root`; None when it stays inside (or does not exist yet)."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    if real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep):
+        return None
+    return real
+
+
 def write_many(files: list[tuple[Path, bytes | str]]) -> None:
     """Replace many files at once, each atomically (readers see old or new, never a mix), with
     one flush of the file system instead of one fsync per file: every temp file reaches the disk

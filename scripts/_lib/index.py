@@ -459,18 +459,21 @@ class Catalog:
         """Whether a derived file someone else wrote must be read: it changed since we last did, or
         it is one a command may now set aside (a hook left it alone)."""
         known = self._foreign_format(name)
-        return known is None or (self.may_replace and known in (layout.FORMAT_UNKNOWN, layout.FORMAT_BROKEN)
-                                 and not self.predecessor_layout)
+        return known is None or (self.may_replace and known in layout.REPLACEABLE and not self.predecessor_layout)
 
     def _read_foreign(self, name: str, classify: Any) -> tuple[str, Any]:
-        """(format, content) of a derived file someone else wrote; remembered by its stamp."""
+        """(format, content) of a derived file someone else wrote; remembered by its stamp.
+        A symbolic link is never followed: what it leads to is not ours to read."""
         path = self.scope.root / name
         stamp = file_stamp(path) or ""
-        try:
-            data = json.loads(path.read_bytes())
-            fmt = classify(data)
-        except (OSError, UnicodeDecodeError, ValueError):
-            data, fmt = None, layout.FORMAT_BROKEN
+        if os.path.islink(path):
+            data, fmt = None, layout.FORMAT_LINK
+        else:
+            try:
+                data = json.loads(path.read_bytes())
+                fmt = classify(data)
+            except (OSError, UnicodeDecodeError, ValueError):
+                data, fmt = None, layout.FORMAT_BROKEN
         if fmt != layout.FORMAT_OURS:
             self._set_meta(FOREIGN + name, f"{stamp} {fmt}")
         return fmt, data
@@ -480,7 +483,7 @@ class Catalog:
         (content in our format to adopt labels from, edges of the earlier plugin's format)."""
         path = self.scope.root / GRAPH_NAME
         stamp = file_stamp(path)
-        if stamp is None:
+        if stamp is None and not os.path.islink(path):
             if self._meta(FOREIGN + GRAPH_NAME) is not None:  # the earlier plugin's graph.json is gone
                 self.conn.execute("DELETE FROM meta WHERE key=?", (FOREIGN + GRAPH_NAME,))
                 return None, []
@@ -499,7 +502,8 @@ class Catalog:
         """Notice an index.json someone else wrote: ours is rewritten, another tool's kept (or set aside)."""
         path = self.scope.root / INDEX_NAME
         stamp = file_stamp(path)
-        if stamp is None or self._ours(INDEX_NAME, stamp) or not self._look_again(INDEX_NAME):
+        if (stamp is None and not os.path.islink(path)) or self._ours(INDEX_NAME, stamp) \
+                or not self._look_again(INDEX_NAME):
             return
         fmt, _ = self._read_foreign(INDEX_NAME, layout.index_format)
         if fmt not in (layout.FORMAT_OURS, layout.FORMAT_PREDECESSOR):
@@ -512,15 +516,16 @@ class Catalog:
             return
         path = self.scope.root / name
         kept = path.with_name(f"{name}.{clock.now_iso().replace(':', '').replace('-', '')}.orig")
+        if os.path.lexists(kept):
+            return  # set aside a moment ago by another process
         try:
-            os.link(path, kept)  # the original bytes stay, whatever replaces `name`
-        except FileExistsError:
-            pass
+            os.rename(path, kept)  # the original (or the link itself) stays, under another name
         except OSError:
-            return  # cannot keep a copy: then it is not replaced either
+            return  # cannot keep it: then it is not replaced either
         self.conn.execute("DELETE FROM meta WHERE key=?", (FOREIGN + name,))
         self._set_meta(name, "replaced")  # neither ours nor foreign: rewritten by export()
-        what = "not valid JSON" if fmt == layout.FORMAT_BROKEN else "in a format this plugin does not know"
+        what = {layout.FORMAT_BROKEN: "not valid JSON", layout.FORMAT_LINK: "a symbolic link (never followed)"}.get(
+            fmt, "in a format this plugin does not know")
         self.warnings.append(f"{name} was {what}; the original is kept as {kept.name} and {name} is rebuilt "
                              "from the memory files")
 

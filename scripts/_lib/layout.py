@@ -35,6 +35,8 @@ FORMAT_OURS = "ours"                # {"version", "lastUpdated", "memories": {sl
 FORMAT_PREDECESSOR = "predecessor"  # {"memories": [entries]} / {"nodes": [...], "edges": [...]}
 FORMAT_UNKNOWN = "unknown"          # valid JSON in neither shape
 FORMAT_BROKEN = "broken"            # not JSON at all (truncated, binary)
+FORMAT_LINK = "link"                # a symbolic link: never read or written through
+REPLACEABLE = (FORMAT_UNKNOWN, FORMAT_BROKEN, FORMAT_LINK)  # a command may set these aside and rebuild
 
 
 def real_subdir(root: Path, name: str) -> bool:
@@ -72,6 +74,8 @@ def graph_format(data: Any) -> str:
 
 def file_format(path: Path, classify: Any) -> str | None:
     """The format of a derived JSON file (None when it does not exist)."""
+    if os.path.islink(path):
+        return FORMAT_LINK
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

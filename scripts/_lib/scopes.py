@@ -73,8 +73,12 @@ class Scope(namedtuple("Scope", "name root cache_dir root_writable")):
         return self.cache_dir / "lock"
 
     def derived_dir(self, name: str) -> Path:
-        """Where a derived directory such as `.embedding-cache` lives: in the scope if we may write there."""
-        return (self.root if self.root_writable else self.cache_dir) / name
+        """Where a derived directory such as `.embedding-cache` lives: in the scope if we may write
+        there (and it is not a link leading out of the scope), else beside the catalog."""
+        inside = self.root / name
+        if self.root_writable and fsutil.escapes(inside, self.root) is None:
+            return inside
+        return self.cache_dir / name
 
     def exists(self) -> bool:
         return self.root.is_dir()
@@ -162,8 +166,8 @@ class Workspace:
             try:
                 found.append(self.scope(name))
             except errors.ScopeUnavailable as exc:
-                if name == "enterprise":
-                    self.warn(f"skipping enterprise scope: {exc.message}")
+                if name == "enterprise" or "leads outside the project" in exc.message:
+                    self.warn(f"skipping {name} scope: {exc.message}")  # (no project scope in $HOME: silent)
         return found
 
     def warn(self, message: str) -> None:
@@ -191,13 +195,28 @@ class Workspace:
 
     def _make(self, name: str, root: Path) -> Scope:
         root = Path(os.path.abspath(root))
-        if _writable(root):
+        if name in ("project", "local"):
+            self._refuse_escaping_root(name, root)
+        if _writable(root) and fsutil.escapes(root / CACHE_DIR_NAME, root) is None:
             return Scope(name, root, root / CACHE_DIR_NAME, True)
-        # e.g. an enterprise directory only admins may write: keep our derived data privately
+        # e.g. an enterprise directory only admins may write, or a .cache that is a link leading
+        # out of the scope: keep our derived data privately, never through the link
         import hashlib
 
         digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
-        return Scope(name, root, self.global_root / CACHE_DIR_NAME / "external" / f"{name}-{digest}", False)
+        return Scope(name, root, self.global_root / CACHE_DIR_NAME / "external" / f"{name}-{digest}",
+                     _writable(root))
+
+    def _refuse_escaping_root(self, name: str, root: Path) -> None:
+        """A project's memory directory is the repository's: a link taking it (or .claude, or
+        local/) outside the repository would make every command and hook read and write there."""
+        outside = fsutil.escapes(root, self.project_dir)
+        if outside is not None:
+            raise errors.ScopeUnavailable(
+                f"the {name} memory directory {root} leads outside the project {self.project_dir} "
+                f"(a symbolic link to {outside}); it is not used",
+                "replace the link with a real directory (or a link that stays inside the project), "
+                "or work with --scope global")
 
 
 def _same_path(a: Path, b: Path) -> bool:
