@@ -493,6 +493,9 @@ class VocabIndex:
         self._table_at = table_at
         self._strings_at = table_at + slots * _SLOT.size
 
+    def close(self) -> None:
+        self._buffer.close()
+
     def get(self, token: str, default: int | None = None) -> int | None:
         raw = token.encode("utf-8")
         position = self._crc32(raw) & self._mask

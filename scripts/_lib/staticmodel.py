@@ -42,7 +42,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-from . import deps, errors, hftokenizer
+from . import errors, hftokenizer
 
 DEFAULT_MODEL = "minishlab/potion-retrieval-32M"
 FILES = ("config.json", "tokenizer.json", "model.safetensors")
@@ -151,7 +151,10 @@ class Model:
         self._base_packed = self._bias = 0
 
     def close(self) -> None:
+        """Unmap the model's files (the matrix, and the tokenizer index when one was used)."""
         self._buffer.close()
+        if isinstance(self.tokenizer.vocab, hftokenizer.VocabIndex):
+            self.tokenizer.vocab.close()
 
     # -- tokens ---------------------------------------------------------------------------
 
@@ -186,13 +189,13 @@ class Model:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """One vector of `dim` floats per text, as model2vec's StaticModel.encode computes it."""
+        from collections import Counter  # already imported by re; counts in C
+
         token_lists = [self.token_ids(text) for text in texts]
         fixed = sum(map(len, token_lists)) >= FIXED_POINT_MIN_TOKENS
         vectors = []
         for tokens in token_lists:
-            counts: dict[int, int] = {}
-            for token in tokens:
-                counts[token] = counts.get(token, 0) + 1
+            counts = Counter(tokens)
             total = self._fixed_sum(counts) if fixed else None
             if total is None:
                 total = self._float_sum(counts)
@@ -225,14 +228,17 @@ class Model:
             self._choose_scale()
         total = 0
         bound = 0
+        known = self._packed.get
         for token, count in counts.items():
-            packed = self._packed.get(token)
+            packed = known(token) or self._pack(token)
             if packed is None:
-                packed = self._pack(token)
-                if packed is None:
-                    return None
-            total += packed[0] * count if count > 1 else packed[0]
-            bound += packed[1] * count
+                return None
+            if count == 1:
+                total += packed[0]
+                bound += packed[1]
+            else:
+                total += packed[0] * count
+                bound += packed[1] * count
         if bound >= _LANE_LIMIT:
             return None
         lanes = array("Q")
@@ -261,12 +267,14 @@ class Model:
         return entry
 
     def _choose_scale(self) -> None:
-        """Pick K so values up to 256 times the largest of sampled rows fit (below 2**(K-2)).
-        The resolution is 2**(K-52), ~2**-42 of that largest value; a text whose lanes could
-        pass 2**62 (over a million tokens of such values) is summed as floats instead."""
+        """Pick K so values up to 256 times the median largest value of sampled rows fit below
+        2**(K-2); a row beyond (an outlier) makes its texts be summed as floats. The resolution
+        is 2**(K-52), ~2**-42 of that median; a text whose lanes could pass 2**62 (a million
+        tokens of typical values) is summed as floats too."""
         ids = self.tokenizer.settings["max_id"] + 1
-        largest = max(max(map(abs, self.row(token))) for token in range(0, ids, max(1, ids // 256)))
-        exponent = math.frexp(largest)[1] if largest > 0 and math.isfinite(largest) else 0
+        tops = sorted(max(map(abs, self.row(token))) for token in range(0, ids, max(1, ids // 255)))
+        typical = tops[len(tops) // 2]
+        exponent = math.frexp(typical)[1] if typical > 0 and math.isfinite(typical) else 0
         power = exponent + 10
         self._base = 1.5 * math.ldexp(1.0, power)
         self._limit = math.ldexp(1.0, power - 2)
@@ -362,9 +370,9 @@ def _load_tokenizer(path: Path, index_dir: Path | None) -> hftokenizer.Tokenizer
     stamp = [real, stat.st_size, stat.st_mtime_ns, stat.st_ino]
     index_path = None
     if index_dir is not None:
-        import hashlib
+        from zlib import crc32  # the index names its tokenizer.json in full: a clash only rebuilds
 
-        index_path = Path(index_dir) / f"tokenizer-{hashlib.sha256(real.encode()).hexdigest()[:16]}.index"
+        index_path = Path(index_dir) / f"tokenizer-{crc32(real.encode()):08x}.index"
         tokenizer = _read_index(index_path, stamp)
         if tokenizer is not None:
             return tokenizer
@@ -473,6 +481,8 @@ def ensure(model: str, *, cache_dir: Path | None = None, revision: str = "main",
                              "or set embedding.model to a local model directory")
     endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
     _probe(f"{endpoint}/{model}/resolve/{revision}/{FILES[0]}", model, timeout)
+    from . import deps
+
     hub = deps.load("huggingface_hub")
     snapshot = revision
     path = ""
