@@ -190,6 +190,25 @@ def test_word_level_models_map_whole_words(tmp_path: Path) -> None:
     assert model.token_ids("Cache caches latency") == [2, 3]
 
 
+def test_without_a_normalizer_text_is_taken_as_written(tmp_path: Path) -> None:
+    model = load(write_model(tmp_path / "m", {"cache": [1.0, 0.0], "Café": [0.0, 1.0]}, normalizer=None))
+    assert model.token_ids("Cache cache Café cafe") == [2, 3]
+
+
+@pytest.mark.parametrize("options", [
+    {"model_type": "WordLevel"},
+    {"normalizer": None},
+    {"normalizer": {**BERT_NORMALIZER, "strip_accents": False}},
+    {"normalizer": {**BERT_NORMALIZER, "lowercase": False, "handle_chinese_chars": False, "clean_text": False}},
+], ids=["word-level", "no-normalizer", "keep-accents", "cased"])
+def test_other_tokenizer_settings_equal_the_tokenizers_library(tmp_path: Path, options: dict[str, Any]) -> None:
+    directory = write_model(tmp_path / "m", {**VECTORS, "Café": [1.0] * 4, "café": [1.0] * 4, "Cache": [1.0] * 4},
+                            **options)
+    tokenizer, model = real_tokenizer(directory), load(directory)
+    for text in SAMPLE_TEXTS + ["Café café CAFÉ cache Cache 东京\x00x\u200b"]:
+        assert model.tokenizer.encode(text) == tokenizer.encode(text, add_special_tokens=False).ids, text
+
+
 # -- dtypes and vocabulary quantisation ---------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["F32", "F16", "BF16", "F64", "I8"])

@@ -5,21 +5,20 @@ must be split exactly as Hugging Face `tokenizers` splits it. This module implem
 configurations static models use, and refuses the rest:
 
   normalizer     BertNormalizer (drop control characters, space out CJK ideographs, strip
-                 accents, lowercase), Lowercase, StripAccents, NFC, NFD, NFKC, NFKD, a Sequence
-  pre_tokenizer  BertPreTokenizer (split on whitespace, isolate punctuation), WhitespaceSplit,
-                 a Sequence of them
+                 accents, lowercase), or none
+  pre_tokenizer  BertPreTokenizer (split on whitespace, isolate punctuation)
   model          WordPiece (greedy longest match, continuation pieces prefixed `##`; a word
-                 with no full match is one unknown token), WordLevel
+                 with no full match is one unknown token), or WordLevel (whole words)
   added tokens   matched in the raw text (`normalized: false`) or in the normalized text,
                  leftmost-longest, before pre-tokenization
 
 The post-processor ([CLS] ... [SEP]), padding and truncation of the file are not used:
 static models embed the tokens of the text alone.
 
-Unicode: character classes come from Python's `unicodedata`, except where `tokenizers`
-ships older tables (punctuation added to Unicode after 8.0 is not punctuation there).
+Unicode: character classes come from Python's `unicodedata`, except for the characters
+whose class changed since the Unicode 8.0 tables `tokenizers` classifies with.
 
-The vocabulary can be compiled into an index file (`compile_index`, `from_index`): the
+The vocabulary can be compiled into an index file (`compile_index`, `read_index`): the
 settings plus an open-addressing hash table that is memory-mapped and probed per word,
 so a process that embeds one query never parses the whole tokenizer.json.
 """
@@ -120,8 +119,8 @@ def is_nonspacing_mark(char: str) -> bool:
 
 
 MODEL_TYPES = ("WordPiece", "WordLevel")
-NORMALIZER_TYPES = ("BertNormalizer", "Lowercase", "StripAccents", "NFC", "NFD", "NFKC", "NFKD", "Sequence")
-PRE_TOKENIZER_TYPES = ("BertPreTokenizer", "WhitespaceSplit", "Sequence")
+NORMALIZER_TYPES = ("BertNormalizer", "none")
+PRE_TOKENIZER_TYPES = ("BertPreTokenizer",)
 WORD_MEMO_LIMIT = 1 << 17  # words whose pieces are remembered; the memo restarts beyond this
 
 
@@ -158,18 +157,12 @@ def pad_cjk(text: str) -> str:
     return _cjk.sub(r" \1 ", text)
 
 
-def drop_nonspacing_marks(text: str) -> str:
-    """Remove combining marks (category Mn), as StripAccents does."""
-    if text.isascii():
-        return text
-    return _NON_ASCII.sub(lambda match: "" if is_nonspacing_mark(match.group()) else match.group(), text)
-
-
 def strip_accents(text: str) -> str:
-    """Decompose (NFD) and drop the combining marks: `café` becomes `cafe`."""
+    """Decompose (NFD) and drop the combining marks (category Mn): `café` becomes `cafe`."""
     if text.isascii():
         return text
-    return drop_nonspacing_marks(unicodedata.normalize("NFD", text))
+    return _NON_ASCII.sub(lambda match: "" if is_nonspacing_mark(match.group()) else match.group(),
+                          unicodedata.normalize("NFD", text))
 
 
 def lowercase(text: str) -> str:
@@ -179,45 +172,27 @@ def lowercase(text: str) -> str:
     return text.replace("\u03a3", "\u03c3").lower()
 
 
-def _unicode_form(form: str) -> Callable[[str], str]:
-    return lambda text: text if text.isascii() else unicodedata.normalize(form, text)
-
-
 def _normalizer_steps(spec: dict[str, Any] | None) -> list[Callable[[str], str]]:
     if spec is None:
         return []
-    if not isinstance(spec, dict):
-        raise _unsupported("the normalizer", spec, NORMALIZER_TYPES)
-    kind = spec.get("type")
-    if kind == "Sequence":
-        return [step for child in spec.get("normalizers") or [] for step in _normalizer_steps(child)]
-    if kind == "BertNormalizer":
-        steps = []
-        if spec.get("clean_text", True):
-            steps.append(clean_text)
-        if spec.get("handle_chinese_chars", True):
-            steps.append(pad_cjk)
-        lower = bool(spec.get("lowercase", True))
-        accents = spec.get("strip_accents")
-        if lower if accents is None else accents:
-            steps.append(strip_accents)
-        if lower:
-            steps.append(lowercase)
-        return steps
-    if kind == "Lowercase":
-        return [lowercase]
-    if kind == "StripAccents":
-        return [drop_nonspacing_marks]
-    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
-        return [_unicode_form(kind)]
-    raise _unsupported("the normalizer", kind, NORMALIZER_TYPES)
+    kind = spec.get("type") if isinstance(spec, dict) else spec
+    if kind != "BertNormalizer":
+        raise _unsupported("the normalizer", kind, NORMALIZER_TYPES)
+    steps = []
+    if spec.get("clean_text", True):
+        steps.append(clean_text)
+    if spec.get("handle_chinese_chars", True):
+        steps.append(pad_cjk)
+    lower = bool(spec.get("lowercase", True))
+    accents = spec.get("strip_accents")
+    if lower if accents is None else accents:  # unset: strip accents when lowercasing
+        steps.append(strip_accents)
+    if lower:
+        steps.append(lowercase)
+    return steps
 
 
 # -- pre-tokenizers -----------------------------------------------------------------------
-
-def split_whitespace(text: str) -> list[str]:
-    return _WORDS.findall(text)
-
 
 def split_bert(text: str) -> list[str]:
     """Words split on whitespace, with every punctuation character a word of its own."""
@@ -243,19 +218,10 @@ def split_bert(text: str) -> list[str]:
     return pieces
 
 
-def _pre_tokenizer_steps(spec: dict[str, Any] | None) -> list[Callable[[str], list[str]]]:
-    if spec is None:
-        return []
-    if not isinstance(spec, dict):
-        raise _unsupported("the pre_tokenizer", spec, PRE_TOKENIZER_TYPES)
-    kind = spec.get("type")
-    if kind == "Sequence":
-        return [step for child in spec.get("pretokenizers") or [] for step in _pre_tokenizer_steps(child)]
-    if kind == "BertPreTokenizer":
-        return [split_bert]
-    if kind == "WhitespaceSplit":
-        return [split_whitespace]
-    raise _unsupported("the pre_tokenizer", kind, PRE_TOKENIZER_TYPES)
+def _check_pre_tokenizer(spec: dict[str, Any] | None) -> None:
+    kind = spec.get("type") if isinstance(spec, dict) else spec
+    if kind != "BertPreTokenizer":
+        raise _unsupported("the pre_tokenizer", kind, PRE_TOKENIZER_TYPES)
 
 
 # -- the tokenizer ------------------------------------------------------------------------
@@ -272,12 +238,10 @@ class Tokenizer:
         self.vocab = vocab
         model = settings["model"]
         self.kind = model["type"]
-        self.unk_token: str | None = model.get("unk_token")
         self.prefix = str(model.get("continuing_subword_prefix") or "")
         self.max_word_chars = int(model.get("max_input_chars_per_word") or 100)
         self.unk_id: int | None = settings["unk_id"]
         self.normalizers = _normalizer_steps(settings["normalizer"])
-        self.pre_tokenizers = _pre_tokenizer_steps(settings["pre_tokenizer"])
         raw = [token for token in settings["added_tokens"] if not token["normalized"]]
         normalized = [token for token in settings["added_tokens"] if token["normalized"]]
         self.raw_added = _AddedTokens(raw, lambda content: content)
@@ -299,11 +263,6 @@ class Tokenizer:
             text = step(text)
         return text
 
-    def pre_tokenize(self, text: str) -> list[str]:
-        pieces = [text]
-        for step in self.pre_tokenizers:
-            pieces = [word for piece in pieces for word in step(piece)]
-        return [piece for piece in pieces if piece]
 
     def encode(self, text: str) -> list[int]:
         """The ids of `text`: added tokens, then normalization, pre-tokenization, the model."""
@@ -317,7 +276,7 @@ class Tokenizer:
                     ids.append(part_id)
                     continue
                 known = self._words.get
-                for word in self.pre_tokenize(part):
+                for word in split_bert(part):
                     ids += known(word) or self.word_ids(word)
         return ids
 
@@ -406,8 +365,6 @@ def settings_of(data: Any) -> tuple[dict[str, Any], dict[str, int]]:
                                   "the file is not a Hugging Face tokenizer; download the model again")
     model = data["model"]
     kind = model.get("type")
-    if kind is None and isinstance(model.get("vocab"), dict) and "continuing_subword_prefix" in model:
-        kind = "WordPiece"  # files written before `type` was recorded
     if kind not in MODEL_TYPES:
         raise _unsupported("the model", kind, MODEL_TYPES)
     vocab = model.get("vocab")
@@ -424,8 +381,8 @@ def settings_of(data: Any) -> tuple[dict[str, Any], dict[str, int]]:
         added.append({"id": vocab.get(token["content"], token["id"]), "content": token["content"],
                       "normalized": bool(token.get("normalized", not token.get("special", False))),
                       "single_word": bool(token.get("single_word", False))})
-    for field in ("normalizer", "pre_tokenizer"):  # checked now, so a bad file fails at load
-        (_normalizer_steps if field == "normalizer" else _pre_tokenizer_steps)(data.get(field))
+    _normalizer_steps(data.get("normalizer"))  # checked now, so a bad file fails at load
+    _check_pre_tokenizer(data.get("pre_tokenizer"))
     everything = dict(vocab)
     for token in added:
         everything[token["content"]] = token["id"]
@@ -434,8 +391,7 @@ def settings_of(data: Any) -> tuple[dict[str, Any], dict[str, int]]:
     median = lengths[middle] if len(lengths) % 2 else (lengths[middle - 1] + lengths[middle]) / 2
     unk_token = model.get("unk_token")
     settings = {
-        "model": {key: model.get(key) for key in
-                  ("type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word")} | {"type": kind},
+        "model": {key: model.get(key) for key in ("type", "continuing_subword_prefix", "max_input_chars_per_word")},
         "normalizer": data.get("normalizer"),
         "pre_tokenizer": data.get("pre_tokenizer"),
         "added_tokens": added,
