@@ -343,6 +343,13 @@ def test_a_damaged_index_is_rebuilt(model_dir: Path, tmp_path: Path) -> None:
         assert index.read_bytes().startswith(hftokenizer.MAGIC)
 
 
+def test_an_index_that_cannot_be_written_is_done_without(model_dir: Path, tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    assert load(model_dir, index_dir=blocked).embed(["cache"]) == load(model_dir).embed(["cache"])
+    assert blocked.read_text() == "not a directory"
+
+
 def test_index_lookups_find_every_token_and_nothing_else(model_dir: Path, tmp_path: Path) -> None:
     load(model_dir, index_dir=tmp_path / "index")
     tokenizer = load(model_dir, index_dir=tmp_path / "index").tokenizer
@@ -418,6 +425,12 @@ def test_an_unreachable_hub_fails_fast_with_one_clear_error(tmp_path: Path, monk
     assert caught.value.kind == "unreachable" and "cannot reach http://127.0.0.1:" in caught.value.message
     assert "memory embed" in caught.value.hint
     assert not list(tmp_path.iterdir())
+
+
+def test_progress_is_reported_in_megabytes() -> None:
+    assert staticmodel.progress_line("org/tiny", "model.safetensors", 45_200_000, 129_210_456) == \
+        "downloading org/tiny: model.safetensors 45/129 MB"
+    assert staticmodel.progress_line("org/tiny", "config.json", 0, None) == "downloading org/tiny: config.json 0 MB"
 
 
 def test_directory_paths_are_returned_and_other_names_refused(model_dir: Path) -> None:
