@@ -53,7 +53,7 @@ DTYPES = {"F32": ("f", 4), "F16": ("e", 2), "F64": ("d", 8), "BF16": ("H", 2), "
 INDEX_DTYPES = {"I64": ("q", 8), "I32": ("i", 4), "I16": ("h", 2), "I8": ("b", 1),
                 "U64": ("Q", 8), "U32": ("I", 4), "U16": ("H", 2), "U8": ("B", 1)}
 FIXED_POINT_MIN_TOKENS = 4096     # from a call reading this many tokens on, rows are summed as packed lanes
-FIXED_POINT_CACHE_ROWS = 32768    # rows kept converted (dim x 8 bytes each)
+FIXED_POINT_CACHE_BYTES = 1 << 27  # packed rows kept (dim x 8 bytes each): half of a 63k x 512 vocabulary
 _LANE_BIAS = 1 << 63    # lanes are 64 bits, signed values biased to unsigned when unpacking
 _LANE_LIMIT = 1 << 62
 
@@ -265,7 +265,7 @@ class Model:
             return None
         base = self._base
         raw = int.from_bytes(array("d", [value + base for value in row]).tobytes(), sys.byteorder)
-        if len(self._packed) >= FIXED_POINT_CACHE_ROWS:
+        if len(self._packed) * self.dim * 8 >= FIXED_POINT_CACHE_BYTES:
             self._packed.clear()
         entry = self._packed[token] = (raw - self._base_packed, int(top / self._unit) + 1)
         return entry
