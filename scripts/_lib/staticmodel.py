@@ -70,10 +70,10 @@ def _broken(path: Path, problem: str) -> errors.InvalidInput:
 class Tensor:
     """One tensor of a safetensors file: where its bytes start in the map, its dtype and shape."""
 
-    __slots__ = ("name", "dtype", "shape", "start", "size")
+    __slots__ = ("dtype", "shape", "start", "size")
 
-    def __init__(self, name: str, dtype: str, shape: list[int], start: int, size: int) -> None:
-        self.name, self.dtype, self.shape, self.start, self.size = name, dtype, shape, start, size
+    def __init__(self, dtype: str, shape: list[int], start: int, size: int) -> None:
+        self.dtype, self.shape, self.start, self.size = dtype, shape, start, size
 
 
 def read_safetensors(path: Path) -> tuple[Any, dict[str, Tensor]]:
@@ -117,7 +117,7 @@ def read_safetensors(path: Path) -> tuple[Any, dict[str, Tensor]]:
         width = (DTYPES.get(dtype) or INDEX_DTYPES.get(dtype) or (None, None))[1]
         if width is not None and end - begin != math.prod(shape) * width:
             raise _broken(path, f"gives tensor {name!r} of shape {shape} ({dtype}) {end - begin} bytes")
-        tensors[name] = Tensor(name, dtype, shape, data_start + begin, end - begin)
+        tensors[name] = Tensor(dtype, shape, data_start + begin, end - begin)
     return buffer, tensors
 
 
