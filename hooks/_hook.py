@@ -82,7 +82,11 @@ def run_hook(handle: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
         for warning in dict.fromkeys(warning for workspace in _WORKSPACES for warning in workspace.warnings):
             log(f"note: {warning}")
     except BaseException as exc:  # noqa: BLE001 - fail open: a hook must never break the session
-        if not isinstance(exc, (SystemExit, KeyboardInterrupt)):
+        from _lib import errors
+
+        if isinstance(exc, errors.Error):  # refused as a command would be (e.g. an unusable scope)
+            log(f"skipped: {exc.message}")
+        elif not isinstance(exc, (SystemExit, KeyboardInterrupt)):
             import traceback
 
             log(f"{type(exc).__name__}: {exc} | " + " / ".join(

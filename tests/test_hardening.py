@@ -520,3 +520,91 @@ def test_adopted_store_survives_sigkill_at_random_moments(env: Env) -> None:
     _original_edges_kept(env, store)
     assert kills >= 30, kills
     print(f"\nadopted store: {kills} of 120 commands killed, every earlier edge and label kept")
+
+
+# -- links that lead out of a scope -------------------------------------------------------------------
+
+def _tree(directory: Path) -> dict[str, bytes | str]:
+    """Every entry under `directory` (files with their bytes, links with their target)."""
+    found: dict[str, bytes | str] = {}
+    for path in sorted(directory.rglob("*")):
+        key = str(path.relative_to(directory))
+        if path.is_symlink():
+            found[key] = "-> " + os.readlink(path)
+        elif path.is_file():
+            found[key] = path.read_bytes()
+        else:
+            found[key] = "dir"
+    return found
+
+
+def _hooks_and_commands(env: Env) -> None:
+    """A session's hooks and a user's commands, each allowed to refuse, never to write outside."""
+    data = env.root / "plugin-data"
+    data.mkdir(exist_ok=True)
+    if not (data / "python").exists():
+        (data / "python").symlink_to(sys.executable)
+    hook_env = env.environ(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(env.project), MEMORY_HOOK_RAISE="1")
+    common = {"session_id": "s-escape", "cwd": str(env.project), "transcript_path": str(env.root / "t.jsonl")}
+    source = env.project / "src" / "app.py"
+    source.parent.mkdir(exist_ok=True)
+    source.write_text("def app():\n    return 1\n")
+    for name, payload in (("start-memory-index", {"hook_event_name": "SessionStart", "source": "startup"}),
+                          ("maintenance", {"hook_event_name": "SessionStart", "source": "startup"}),
+                          ("memory-prompt-context", {"hook_event_name": "UserPromptSubmit", "prompt": "app auth"}),
+                          ("memory-context", {"hook_event_name": "PostToolUse", "tool_name": "Read",
+                                              "tool_input": {"file_path": str(source)}, "tool_response": {}}),
+                          ("capture-file-summary", {"hook_event_name": "PostToolUse", "tool_name": "Read",
+                                                    "tool_input": {"file_path": str(source)}, "tool_response": {}}),
+                          ("todowrite-capture", {"hook_event_name": "PostToolUse", "tool_name": "TodoWrite",
+                                                 "tool_input": {"todos": [{"content": "ship", "status": "pending"}]}}),
+                          ("end-memory", {"hook_event_name": "SessionEnd", "reason": "other"})):
+        proc = subprocess.run(["sh", str(HOOKS / "run"), name], input=json.dumps({**common, **payload}).encode(),
+                              capture_output=True, cwd=env.project, env=hook_env, timeout=60)
+        assert proc.returncode == 0, (name, proc.stderr[-800:])
+    for args in (("list",), ("write", "Escape attempt", "--tags", "x"), ("write", "Local note", "--tags", "x",
+                 "--scope", "local"), ("search", "escape"), ("health",), ("reindex",), ("embed",),
+                 ("task", "add", "--title", "Escape task"), ("link", "learning-base", "learning-other")):
+        result = env.run(*args)
+        assert result.code in (0, 1), (args, result.err)
+        assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("name", [None, ".cache", ".embedding-cache", "local", "graph.json", "index.json",
+                                  "index.md"])
+def test_links_leaving_the_scope_lead_no_read_or_write_outside(env: Env, name: str | None) -> None:
+    """A link leading out of the memory directory (the directory itself, or one of the entries the
+    plugin reads and writes) never makes it read or write there."""
+    victim = env.root / "victim"
+    victim.mkdir()
+    (victim / "index.md").write_text("hand-written, outside\n")
+    (victim / "graph.json").write_text(json.dumps({"learning-base": [{"target": "learning-other",
+                                                                      "label": "stolen-label",
+                                                                      "timestamp": "2026-01-01T00:00:00Z"}]}))
+    (victim / "index.json").write_text('{"outside": true}\n')
+    if name is None:  # the whole project memory directory
+        (env.project / ".claude").mkdir()
+        os.symlink(victim, env.project_dir)
+        env.unchecked.update(env.project_dir / entry for entry in ("index.json", "graph.json"))
+    else:
+        env.ok("write", "Base", "--slug", "learning-base", "--tags", "x")
+        env.ok("write", "Other", "--slug", "learning-other", "--tags", "x")
+        target = victim / name if (victim / name).exists() else victim
+        if (env.project_dir / name).exists():
+            if (env.project_dir / name).is_dir():
+                import shutil
+
+                shutil.rmtree(env.project_dir / name)
+            else:
+                (env.project_dir / name).unlink()
+        os.symlink(target, env.project_dir / name)
+        env.unchecked.add(env.project_dir / name)
+    before = _tree(victim)
+    _hooks_and_commands(env)
+    assert _tree(victim) == before, "something was written outside the memory directory"
+    if name is None:
+        refused = env.fails("write", "Escape", "--tags", "x")
+        assert "leads outside the project" in refused.err
+    elif name == "graph.json":
+        edges = env.ok("edges", "learning-base", "--json").json()["edges"]
+        assert all(edge["label"] != "stolen-label" for edge in edges), "labels were read through the link"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from . import clock, search, text
+from . import clock, fsutil, search, text
 from .index import Catalog, Entry, open_catalog
 from .scopes import Workspace
 
@@ -111,9 +111,10 @@ def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, 
             hubs.append((hub, sum(1 for _ in catalog.edges(hub.slug))))
         recent += _active(catalog.entries(order="updated", descending=True, limit=8))
         sessions += catalog.entries(types=["session"], order="updated", descending=True, limit=1)
-        if not manual and catalog.scope.name == "project":
+        index_md = catalog.scope.root / "index.md"
+        if not manual and catalog.scope.name == "project" and fsutil.escapes(index_md, catalog.scope.root) is None:
             try:
-                manual = manual_section((catalog.scope.root / "index.md").read_text(encoding="utf-8"))
+                manual = manual_section(index_md.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError):
                 manual = ""
     if not counts and not open_tasks and not extra:

@@ -376,8 +376,9 @@ class Embedder:
         self.settings = Settings(workspace.config.section("embedding"))
         # the state lives in the cache of the global scope, else of the project scope: never
         # create a scope directory just for it (with neither, nothing is remembered)
-        self._state_roots = [workspace.global_root] + ([] if workspace.project_is_global else
-                                                       [workspace.project_root])
+        self._state_roots = [workspace.global_root] + (
+            [] if workspace.project_is_global or fsutil.escapes(workspace.project_root, workspace.project_dir)
+            else [workspace.project_root])
         self.provider: Ollama | OpenAI | None = None
         if self.settings.provider == "ollama":
             self.provider = Ollama(self.settings, workspace.env)

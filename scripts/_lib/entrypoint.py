@@ -7,6 +7,8 @@ current focus notes) is kept as it is.
 
 from __future__ import annotations
 
+import os
+
 from . import clock, errors, layout
 from .context import INDEX_MD_MARKERS, MANUAL_PLACEHOLDER, age, manual_section, open_tasks
 from .index import Catalog, Entry, open_catalog, replace_beside
@@ -78,6 +80,9 @@ def refresh(workspace: Workspace) -> bool:
     if not root.is_dir():
         return False
     path = root / INDEX_MD
+    if os.path.islink(path):
+        workspace.warn(f"{path} is a symbolic link: index.md is neither read through it nor replaced")
+        return False
     try:
         current = path.read_text(encoding="utf-8")
     except FileNotFoundError:
