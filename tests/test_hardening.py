@@ -608,3 +608,51 @@ def test_links_leaving_the_scope_lead_no_read_or_write_outside(env: Env, name: s
     elif name == "graph.json":
         edges = env.ok("edges", "learning-base", "--json").json()["edges"]
         assert all(edge["label"] != "stolen-label" for edge in edges), "labels were read through the link"
+
+
+# -- a lock holder that stops ------------------------------------------------------------------------
+
+STOPPED_HOLDER = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, {scripts!r})
+    from pathlib import Path
+    from _lib import fsutil
+    with fsutil.exclusive_lock(Path(sys.argv[1]), what="test"):
+        os.kill(os.getpid(), signal.SIGSTOP)  # as Ctrl-Z does, with the lock held
+""")
+
+
+def test_a_stopped_lock_holder_never_stalls_hooks_and_commands_say_who_holds_it(env: Env) -> None:
+    env.ok("write", "Login gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Tokens expire early.")
+    env.ok("config", "locks.waitSeconds", "1", "--scope", "global")
+    script = env.root / "holder.py"
+    script.write_text(STOPPED_HOLDER.format(scripts=str(SCRIPTS)))
+    holder = subprocess.Popen([sys.executable, str(script), str(env.project_dir / ".cache" / "lock")])
+    try:
+        _, status = os.waitpid(holder.pid, os.WUNTRACED)  # returns once it has stopped
+        assert os.WIFSTOPPED(status)
+        # a hand edit: every hook now wants the lock to bring the catalog up to date
+        (env.project_dir / "learning-hand-added.md").write_text(
+            '---\ntype: learning\ntags: [auth]\ncreated: "2026-01-01T00:00:00Z"\nupdated: "2026-01-01T00:00:00Z"\n'
+            "---\n\n# Hand added\n\nAuth tokens need refresh.\n")
+        data = env.root / "plugin-data"
+        data.mkdir()
+        (data / "python").symlink_to(sys.executable)
+        hook_env = env.environ(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(env.project),
+                               MEMORY_HOOK_RAISE="1")
+        common = {"session_id": "s-stopped", "cwd": str(env.project)}
+        for name, payload in (("memory-prompt-context", {"hook_event_name": "UserPromptSubmit",
+                                                         "prompt": "login tokens expire"}),
+                              ("start-memory-index", {"hook_event_name": "SessionStart", "source": "startup"})):
+            proc = subprocess.run(["sh", str(HOOKS / "run"), name], input=json.dumps({**common, **payload}).encode(),
+                                  capture_output=True, cwd=env.project, env=hook_env, timeout=10)  # never 30 s
+            assert proc.returncode == 0, proc.stderr
+            assert b"additionalContext" in proc.stdout, (name, proc.stdout)  # answered from what it had
+        refused = env.fails("write", "Blocked", "--tags", "x")
+        assert f"held by process {holder.pid}" in refused.err and " s\n" in refused.err
+        assert "Ctrl-Z" in refused.err and "kill -CONT" in refused.err
+    finally:
+        holder.send_signal(signal.SIGCONT)
+        holder.wait(timeout=30)
+    env.ok("write", "Unblocked", "--tags", "x")
+    assert "learning-hand-added" in env.ok("list").out

@@ -152,12 +152,17 @@ def _writer_alive(temp_name: str) -> bool:
     return True
 
 
+HOOK_LOCK_SECONDS = 1.0  # a hook waits this long for a lock, then answers from what it has
+
+
 @contextlib.contextmanager
 def exclusive_lock(lock_path: Path, *, timeout: float = 30.0, what: str = "memory") -> Iterator[None]:
     """Hold an exclusive advisory lock on `lock_path` for the duration of the block.
 
-    Uses flock(2): the kernel drops the lock when the holder exits or is killed,
-    so a crashed process can never leave the lock stuck.
+    Uses flock(2): the kernel drops the lock when the holder exits or is killed, so a crashed
+    process can never leave the lock stuck. The holder writes who it is into the lock file, so
+    a process that waits in vain can say who holds the lock and since when (a stopped process,
+    Ctrl-Z, keeps it until it is resumed or ended).
     """
     import fcntl
 
@@ -174,12 +179,26 @@ def exclusive_lock(lock_path: Path, *, timeout: float = 30.0, what: str = "memor
                 if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                     raise
                 if time.monotonic() >= deadline:
-                    raise errors.Busy(
-                        f"the {what} lock {lock_path} is held by another process",
-                        "wait for the other memory command to finish, then retry",
-                    ) from None
+                    raise errors.Busy(f"the {what} lock is held by {_holder(fd)}",
+                                      "wait for it to finish; if that process is stopped (Ctrl-Z), resume it "
+                                      "(`fg`, or `kill -CONT <pid>`) or end it, then retry") from None
                 time.sleep(pause)  # back off: polling keeps the wait killable and bounded
                 pause = min(pause * 2, 0.05)
+        with contextlib.suppress(OSError):
+            import sys
+
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {time.time():.0f} {' '.join(sys.argv)[:200]}".encode(), 0)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def _holder(fd: int) -> str:
+    """Who holds a lock, from what the holder wrote into the lock file."""
+    try:
+        pid, started, command = (os.pread(fd, 512, 0).decode("utf-8", "replace").split(" ", 2) + ["", ""])[:3]
+        seconds = max(0, int(time.time() - float(started)))
+    except (OSError, ValueError):
+        return "another process"
+    return f"process {pid} ({command.strip() or 'unknown command'}) for {seconds} s"

@@ -216,6 +216,7 @@ class Catalog:
     def __init__(self, scope: Scope, conn: sqlite3.Connection, config: Config, *, may_replace: bool = True) -> None:
         self.scope = scope
         self.conn = conn
+        self.command_lock_seconds = float(config.get("locks.waitSeconds", 30))
         # Hooks pass False: they never replace an index.json or graph.json they did not write.
         self.may_replace = may_replace
         self.warnings: list[str] = []   # for the command's output (e.g. where a replaced file was kept)
@@ -240,7 +241,8 @@ class Catalog:
         try:
             conn = _connect(path)
         except sqlite3.DatabaseError:
-            with fsutil.exclusive_lock(scope.lock_path, what=f"{scope.name} memory"):
+            seconds = float(config.get("locks.waitSeconds", 30)) if may_replace else fsutil.HOOK_LOCK_SECONDS
+            with fsutil.exclusive_lock(scope.lock_path, timeout=seconds, what=f"{scope.name} memory"):
                 _discard_database(path)
                 conn = _connect(path)
         return cls(scope, conn, config, may_replace=may_replace)
@@ -272,7 +274,7 @@ class Catalog:
             finally:
                 self._lock_depth -= 1
             return
-        with fsutil.exclusive_lock(self.scope.lock_path, what=f"{self.scope.name} memory"):
+        with fsutil.exclusive_lock(self.scope.lock_path, timeout=self.lock_timeout, what=f"{self.scope.name} memory"):
             self._lock_depth = 1
             try:
                 if touching is None or not self._resume(touching):
@@ -294,7 +296,7 @@ class Catalog:
         if self._lock_depth:
             yield  # locked() records the stamp when it ends
             return
-        with fsutil.exclusive_lock(self.scope.lock_path, what=f"{self.scope.name} memory"):
+        with fsutil.exclusive_lock(self.scope.lock_path, timeout=self.lock_timeout, what=f"{self.scope.name} memory"):
             current = directory_stamp(self.scope.root) == self._meta(ROOT_KEY)
             yield
             if current:
@@ -314,15 +316,27 @@ class Catalog:
 
     # -- keeping in step with the files -----------------------------------------------------
 
+    @property
+    def lock_timeout(self) -> float:
+        """Seconds to wait for the scope lock: a command waits for a slow writer; a hook answers
+        from the catalog as it is rather than stall Claude."""
+        return self.command_lock_seconds if self.may_replace else fsutil.HOOK_LOCK_SECONDS
+
     def refresh(self) -> None:
-        """Make the catalog and exported files match the memory files (cheap when they do)."""
+        """Make the catalog and exported files match the memory files (cheap when they do).
+        In a hook, a lock held elsewhere means answering from the catalog as it is."""
         root_stamp = directory_stamp(self.scope.root)
         disk = scan(self.scope.root)
         if self._lock_depth:
             self._sync(disk)
         elif disk.leftovers or not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current()):
-            with self.locked():
-                pass  # locked() syncs
+            try:
+                with self.locked():
+                    pass  # locked() syncs
+            except errors.Busy:
+                if self.may_replace:
+                    raise
+                self.warnings.append(f"{self.scope.name} scope: answered from the catalog as it was (its lock is busy)")
         elif self._meta(ROOT_KEY) != root_stamp:
             self._set_meta(ROOT_KEY, root_stamp)  # e.g. a non-memory file came or went
 

@@ -59,7 +59,8 @@ class Session:
     def update(self, change: Callable[[dict[str, Any]], Any]) -> Any:
         """Apply `change` to the state under the session lock and save; returns what it returns."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        with fsutil.exclusive_lock(self.directory / f"{self.id}.lock", timeout=5.0, what="session"):
+        with fsutil.exclusive_lock(self.directory / f"{self.id}.lock", timeout=fsutil.HOOK_LOCK_SECONDS,
+                                   what="session"):
             state = self.load()
             result = change(state)
             state["touched"] = time.time()
