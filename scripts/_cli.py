@@ -97,6 +97,15 @@ def run(main: Callable[[list[str]], int]) -> NoReturn:
             sys.stdout = open(os.devnull, "w")
         finally:
             code = 0
+    except Exception as exc:  # noqa: BLE001 - the storage refused: one line, never a traceback
+        if not isinstance(exc, OSError) and type(exc).__name__ != "OperationalError":
+            raise
+        where = getattr(exc, "filename", None) or "the memory directory"
+        problem = errors.storage_error(exc, where) or errors.Error(
+            f"the system refused an operation on {where}: {getattr(exc, 'strerror', None) or exc}",
+            "check the disk and the directory, then retry; nothing was changed that a rerun cannot finish")
+        print_error(problem)
+        code = problem.exit_code
     sys.exit(code)
 
 

@@ -19,7 +19,7 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from helpers import REPO, Env
+from helpers import REPO, Env, snapshot
 
 SCRIPTS = REPO / "scripts"
 HOOKS = REPO / "hooks"
@@ -656,3 +656,80 @@ def test_a_stopped_lock_holder_never_stalls_hooks_and_commands_say_who_holds_it(
         holder.wait(timeout=30)
     env.ok("write", "Unblocked", "--tags", "x")
     assert "learning-hand-added" in env.ok("list").out
+
+
+# -- a full disk, a read-only file system -----------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 512 KiB tmpfs mounted for the test (needs the right to mount: root in CI; skipped elsewhere)."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount_point)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def _disk_env(disk: Path) -> Env:
+    (disk / "home").mkdir()
+    subprocess.run(["git", "init", "-q", str(disk / "project")], check=True)
+    env = Env(disk, disk / "home", disk / "project")
+    for number in range(1, 6):
+        env.ok("write", f"Note {number}", "--tags", "a", "--content", f"body {number} about retries")
+    env.ok("link", "learning-note-1", "learning-note-2")
+    return env
+
+
+def _fill(disk: Path) -> None:
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def test_a_full_disk_gives_one_error_line_and_reading_still_works(small_disk: Path) -> None:
+    env = _disk_env(small_disk)
+    _fill(small_disk)
+    before = snapshot(env.project_dir)
+    for args in (("list",), ("search", "retries"), ("read", "learning-note-3"), ("edges", "learning-note-1"),
+                 ("health",), ("export",), ("query", "--recent", "3")):
+        result = env.run(*args)
+        assert result.code in (0, 1) and "Traceback" not in result.err, (args, result.err)
+    assert "learning-note-5" in env.ok("list").out
+    for args in (("write", "Full", "--tags", "a"), ("update", "learning-note-3", "--append", "more"),
+                 ("link", "learning-note-3", "learning-note-4"), ("task", "add", "--title", "x")):
+        refused = env.fails(*args)
+        assert refused.err.startswith("error: no space left on the device"), refused.err
+        assert refused.err.count("\n") == 2 and "hint: free some space" in refused.err
+    after = snapshot(env.project_dir)
+    assert {key: value for key, value in after.items() if key.endswith(".md")} == \
+        {key: value for key, value in before.items() if key.endswith(".md")}, "a refused command changed a memory"
+    deleted = env.ok("delete", "learning-note-2")  # deleting is how a full disk gets room
+    assert "memory repair" in deleted.err
+    assert not (env.project_dir / "learning-note-2.md").exists()
+    (small_disk / "filler").unlink()
+    env.ok("repair")
+    assert env.ok("health", "--json").json()["errors"] == 0
+    env.ok("write", "Room again", "--tags", "a")
+
+
+def test_a_read_only_file_system_is_read_and_refuses_writes_in_one_line(small_disk: Path) -> None:
+    env = _disk_env(small_disk)
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    try:
+        assert "learning-note-4" in env.ok("list").out
+        assert env.ok("search", "retries", "--json").json()["count"] == 5
+        env.ok("health")
+        refused = env.fails("write", "Read only", "--tags", "a")
+        assert "cannot be written" in refused.err and "Traceback" not in refused.err
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=False)

@@ -47,3 +47,31 @@ class DependencyMissing(Error):
 
 class ProviderUnavailable(Error):
     """The embedding provider cannot serve a request and no fallback applies."""
+
+
+class NoSpace(Error):
+    """The disk (or quota) holding a scope is full: nothing more can be written there."""
+
+
+class ReadOnly(Error):
+    """A scope lies on a read-only file system or in a directory this user may not write."""
+
+
+_NO_SPACE = (28, 122)          # ENOSPC, EDQUOT
+_READ_ONLY = (30, 13, 1)       # EROFS, EACCES, EPERM
+
+
+def storage_error(exc: BaseException, where: object) -> Error | None:
+    """The typed error for a write refused by the storage (full, read-only), or None.
+
+    Works for OSError and sqlite3's OperationalError alike (the latter only says so in words)."""
+    code = getattr(exc, "errno", None)
+    text = str(exc).lower()
+    if code in _NO_SPACE or "disk is full" in text or "no space" in text:
+        return NoSpace(f"no space left on the device holding {where}",
+                       "free some space there (`df -h` shows it); reading memories still works, and "
+                       "`memory delete` can remove memories to make room")
+    if code in _READ_ONLY or "readonly database" in text or "read-only" in text:
+        return ReadOnly(f"{where} cannot be written (read-only file system or no permission)",
+                        "check the directory's permissions and mount; reading memories still works")
+    return None

@@ -22,8 +22,19 @@ def write_atomically(path: Path, data: bytes | str, *, durable: bool = True, syn
 
     Writes a temp file beside `path`, fsyncs it, renames it over `path` and fsyncs
     the directory. A symlink at `path` is replaced, never followed. `sync_dir=False`
-    leaves the directory fsync to the caller, who may batch several renames.
+    leaves the directory fsync to the caller, who may batch several renames. A full or
+    read-only storage raises errors.NoSpace or errors.ReadOnly, and `path` is as it was.
     """
+    try:
+        _write_atomically(path, data, durable, sync_dir)
+    except OSError as exc:
+        problem = errors.storage_error(exc, path)
+        if problem is None:
+            raise
+        raise problem from None
+
+
+def _write_atomically(path: Path, data: bytes | str, durable: bool, sync_dir: bool) -> None:
     if isinstance(data, str):
         data = data.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)

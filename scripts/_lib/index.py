@@ -221,6 +221,7 @@ class Catalog:
         self.may_replace = may_replace
         self.warnings: list[str] = []   # for the command's output (e.g. where a replaced file was kept)
         self._mutated: set[str] = set()  # slugs this process wrote or deleted (for the earlier plugin's index)
+        self.unwritable: errors.Error | None = None  # the storage refuses writes: catalog read-only or in memory
         self.labels = graph.Labels(config.get("graph.inverseLabels") or {})
         self.embedding_dir = scope.derived_dir(config.get("embedding.cacheDirectory") or ".embedding-cache")
         self._lock_depth = 0
@@ -235,16 +236,30 @@ class Catalog:
 
     @classmethod
     def open(cls, scope: Scope, config: Config, *, may_replace: bool = True) -> "Catalog":
-        """Open (creating or rebuilding if needed) the catalog of an existing scope directory."""
-        scope.cache_dir.mkdir(parents=True, exist_ok=True)
+        """Open (creating or rebuilding if needed) the catalog of an existing scope directory.
+
+        When the storage refuses writes (disk full, read-only), the catalog is opened read-only
+        as it is, or kept in memory: reading commands still answer, and a mutation writes what
+        the storage takes (a delete frees space)."""
         path = scope.cache_dir / DB_NAME
         try:
-            conn = _connect(path)
-        except sqlite3.DatabaseError:
-            seconds = float(config.get("locks.waitSeconds", 30)) if may_replace else fsutil.HOOK_LOCK_SECONDS
-            with fsutil.exclusive_lock(scope.lock_path, timeout=seconds, what=f"{scope.name} memory"):
-                _discard_database(path)
+            scope.cache_dir.mkdir(parents=True, exist_ok=True)
+            try:
                 conn = _connect(path)
+            except sqlite3.DatabaseError as exc:
+                if errors.storage_error(exc, path) is not None:
+                    raise
+                seconds = float(config.get("locks.waitSeconds", 30)) if may_replace else fsutil.HOOK_LOCK_SECONDS
+                with fsutil.exclusive_lock(scope.lock_path, timeout=seconds, what=f"{scope.name} memory"):
+                    _discard_database(path)  # damaged: it is derived data, start afresh
+                    conn = _connect(path)
+        except (OSError, sqlite3.Error) as exc:
+            problem = errors.storage_error(exc, scope.cache_dir)
+            if problem is None:
+                raise
+            catalog = cls(scope, _read_only_connection(path), config, may_replace=False)
+            catalog.unwritable = problem
+            return catalog
         return cls(scope, conn, config, may_replace=may_replace)
 
     def close(self) -> None:
@@ -274,7 +289,12 @@ class Catalog:
             finally:
                 self._lock_depth -= 1
             return
-        with fsutil.exclusive_lock(self.scope.lock_path, timeout=self.lock_timeout, what=f"{self.scope.name} memory"):
+        if self.unwritable is not None and not _in_memory(self.conn):
+            self.conn.close()  # a mutation on storage that refuses writes: work from the files, in memory
+            self.conn = _read_only_connection(None)
+            self.warnings.append(f"{self.scope.name} scope: the catalog cannot be saved ({self.unwritable.message}); "
+                                 "working from the files")
+        with self._scope_lock():
             self._lock_depth = 1
             try:
                 if touching is None or not self._resume(touching):
@@ -286,6 +306,14 @@ class Catalog:
                     self._set_meta(DISK_KEY, self._disk.digest())
                 self._disk = None
                 self._set_meta(ROOT_KEY, directory_stamp(self.scope.root))
+
+    def _scope_lock(self) -> Any:
+        """The scope's lock; on storage that refuses writes, none when its file cannot even be made
+        (a catalog in memory shares nothing, and every writer is refused by the storage anyway)."""
+        lock = fsutil.exclusive_lock(self.scope.lock_path, timeout=self.lock_timeout, what=f"{self.scope.name} memory")
+        if self.unwritable is None or self.scope.lock_path.exists():
+            return lock
+        return contextlib.nullcontext()
 
     @contextlib.contextmanager
     def replacing_beside(self) -> Iterator[None]:
@@ -325,6 +353,10 @@ class Catalog:
     def refresh(self) -> None:
         """Make the catalog and exported files match the memory files (cheap when they do).
         In a hook, a lock held elsewhere means answering from the catalog as it is."""
+        if self.unwritable is not None and not _in_memory(self.conn):
+            self.warnings.append(f"{self.scope.name} scope: answered from the catalog as it was "
+                                 f"({self.unwritable.message})")
+            return
         root_stamp = directory_stamp(self.scope.root)
         disk = scan(self.scope.root)
         if self._lock_depth:
@@ -696,7 +728,7 @@ class Catalog:
 
         A store of the earlier plugin keeps that plugin's files: its index.json gets the entries
         of the memories this process wrote or deleted, and no file of ours is written."""
-        if not self.scope.root_writable or not self.scope.root.is_dir():
+        if not self.scope.root_writable or not self.scope.root.is_dir() or self.unwritable is not None:
             return
         if self._disk is not None and self._disk.dirty:
             for directory in {os.path.dirname(relpath) for relpath in self._disk.touched}:
@@ -856,6 +888,28 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
+
+
+def _read_only_connection(path: Path | None) -> sqlite3.Connection:
+    """The catalog at `path` opened read-only as it is (nothing created beside it), or, when there
+    is none (or `path` is None), an empty one in memory that a sync fills from the files."""
+    if path is not None and path.exists():
+        from urllib.parse import quote
+
+        try:
+            conn = sqlite3.connect(f"file:{quote(str(path))}?immutable=1", uri=True, isolation_level=None)
+            if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+                return conn
+            conn.close()
+        except sqlite3.Error:
+            pass
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript(_SCHEMA)
+    return conn
+
+
+def _in_memory(conn: sqlite3.Connection) -> bool:
+    return any(name == "main" and not file for _, name, file in conn.execute("PRAGMA database_list"))
 
 
 def _discard_database(path: Path) -> None:

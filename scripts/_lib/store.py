@@ -405,7 +405,12 @@ def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletio
             entry = catalog.get(slug)
             if entry is None:
                 raise _not_found(workspace, slug, [found_scope])
-            unlinked = links.remove_all_links_to(catalog, slug)
+            try:
+                unlinked = links.remove_all_links_to(catalog, slug)
+            except errors.NoSpace as exc:  # deleting is how a full disk gets room: do it, say what is left
+                unlinked = []
+                workspace.warn(f"{exc.message}: the links other memories have to {slug} stay until "
+                               "`memory repair` runs with room to spare")
             fsutil.remove_file(entry.path)
             catalog.forget(slug)
             links.drop_embedding(catalog, slug)
