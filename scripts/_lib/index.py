@@ -561,9 +561,9 @@ class Catalog:
         if not self.may_replace or not self.scope.root_writable or self.predecessor_layout:
             return
         path = self.scope.root / name
-        kept = path.with_name(f"{name}.{clock.now_iso().replace(':', '').replace('-', '')}.orig")
-        if os.path.lexists(kept):
-            return  # set aside a moment ago by another process
+        stem = f"{name}.{clock.now_iso().replace(':', '').replace('-', '')}"
+        kept = next(candidate for number in range(1, 1000) if not os.path.lexists(
+            candidate := path.with_name(f"{stem}.orig" if number == 1 else f"{stem}-{number}.orig")))
         try:
             os.rename(path, kept)  # the original (or the link itself) stays, under another name
         except OSError:
