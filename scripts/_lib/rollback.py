@@ -74,7 +74,10 @@ class Journal:
                 if old is _ABSENT:
                     fsutil.remove_file(path)
                 elif isinstance(old, Path):
-                    os.replace(old, path)
+                    if _same_file(old, path):  # never replaced (rename would do nothing: same inode)
+                        os.unlink(old)
+                    else:
+                        os.replace(old, path)
                 else:
                     fsutil.write_atomically(path, old, sync_dir=False)
             except OSError:
@@ -82,6 +85,14 @@ class Journal:
         for directory in {path.parent for path in self.kept}:
             fsutil.sync_directory(directory)
         return failed
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        one, other = os.lstat(first), os.lstat(second)
+    except OSError:
+        return False
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
 
 
 def _discard(old: Path | bytes | None) -> None:
@@ -117,6 +128,8 @@ def all_or_nothing(catalog: Catalog) -> Iterator[None]:
     try:
         yield
     except BaseException as exc:
+        import sqlite3
+
         _open.remove(journal)
         slugs = _slugs(journal)
         failed = journal.undo()
@@ -126,6 +139,10 @@ def all_or_nothing(catalog: Catalog) -> Iterator[None]:
             raise errors.Error(f"the command failed ({reason}) and {len(failed)} file(s) could not be put back: "
                                + ", ".join(str(path) for path in failed),
                                "run `memory health` to see what the files hold now") from exc
+        storage = errors.storage_error(exc, catalog.scope.root) if isinstance(exc, (OSError, sqlite3.Error)) \
+            else None
+        if storage is not None:  # a full or read-only disk refused a step: the typed error, with its hint
+            raise storage from exc
         raise
     else:
         _open.remove(journal)
