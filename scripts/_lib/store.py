@@ -145,9 +145,9 @@ def requested_slug(new: NewMemory) -> str | None:
     under (refused like --slug when taken) and is kept only as that name: it never lets a new
     memory claim an existing one's slug, links and injection."""
     requested = new.slug.strip() if new.slug is not None else None
-    declared = new.fields.get("id")
-    if declared is None:
+    if "id" not in new.fields:
         return requested
+    declared = new.fields["id"]
     if not isinstance(declared, str) or not memory.SLUG_RE.fullmatch(declared):
         raise errors.InvalidInput(f"invalid id {declared!r} in the file: a memory's id is its slug",
                                   "remove the `id:` line (the slug then comes from the title) or use a slug like "
