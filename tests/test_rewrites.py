@@ -225,6 +225,48 @@ def test_a_failure_at_any_step_leaves_the_memory_files_as_they_were(tmp_path: Pa
     assert failed_at, f"{operation} never called {attribute}"
 
 
+def test_in_a_store_of_the_earlier_plugin_its_graph_json_is_put_back_too(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """There graph.json holds the edges (knowledge, not a cache): a link failing part-way leaves
+    it, and every memory file, as it was."""
+    import predecessor_store
+    from _lib import fsutil, links, store
+
+    real = fsutil.write_atomically
+    calls = [0, 0]
+
+    def failing(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == calls[1]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fsutil, "write_atomically", failing)
+    for attempt in range(1, 30):
+        workspace, root = global_scope(tmp_path / f"{attempt}")
+        made = predecessor_store.build(root, memories=12, edges=10, extras=False)
+        linked = {frozenset(edge[:2]) for edge in made.edges}
+        source, target = next((a, b) for a in sorted(made.memories) for b in sorted(made.memories)
+                              if a < b and frozenset((a, b)) not in linked and not {a, b} & made.archived)
+        knowledge = ("graph.json", *made.memories.values())  # index.json is derived, also in that format
+        before = {name: data for name, data in made.snapshot().items() if name in knowledge}
+        calls[:] = [0, attempt]
+        try:
+            links.link(workspace, source, target, label="extends")
+        except Exception:  # noqa: BLE001 - any failure must leave the files alone
+            after = {name: data for name, data in made.snapshot().items() if name in knowledge}
+            assert after == before, f"a link failing at write {attempt} changed " + ", ".join(
+                name for name in after if after[name] != before.get(name))
+            calls[1] = 0
+            assert target not in {edge["neighbour"] for edge in links.edges(workspace, source)["edges"]}
+            continue
+        assert calls[0] < attempt
+        break
+    else:
+        raise AssertionError("the link never got through")
+    assert attempt > 2, "the link wrote fewer files than it should"
+
+
 def test_a_raw_storage_failure_is_reported_as_the_typed_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from _lib import errors, fsutil, links, store
 

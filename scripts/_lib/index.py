@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Iterator
 
-from . import clock, errors, fsutil, graph, layout, memory, predecessor, text
+from . import clock, errors, fsutil, graph, layout, memory, predecessor, rollback, text
 from .config import Config
 from .scopes import Scope
 
@@ -602,6 +602,7 @@ class Catalog:
         if self._foreign_format(GRAPH_NAME) not in (None, layout.FORMAT_PREDECESSOR) or (
                 file_stamp(path) is not None and self._foreign_format(GRAPH_NAME) is None):
             return  # a file we cannot patch: the memory files alone hold the change
+        rollback.keep(path)  # it holds the edges: a command that fails puts it back with the memory files
         data = edits.apply(path, create=True)
         if data is None:
             return

@@ -104,18 +104,23 @@ def _discard(old: Path | bytes | None) -> None:
 _open: list[Journal] = []  # innermost last; a command runs in one thread
 
 
+def keep(path: Path) -> None:
+    """Inside `all_or_nothing`, have `path` put back too if the command fails (a file that holds
+    knowledge but is written elsewhere: the earlier plugin's graph.json)."""
+    if _open:
+        _open[-1].keep(path)
+
+
 def write(path: Path, text: str | bytes) -> None:
     """Replace (or create) a memory file atomically; inside `all_or_nothing` it can be put back.
     The directory is synced by Catalog.export() at the end of the command."""
-    if _open:
-        _open[-1].keep(path)
+    keep(path)
     fsutil.write_atomically(path, text, sync_dir=False)
 
 
 def remove(path: Path) -> bool:
     """Delete a memory file; inside `all_or_nothing` it can be put back."""
-    if _open:
-        _open[-1].keep(path)
+    keep(path)
     return fsutil.remove_file(path)
 
 
