@@ -110,6 +110,9 @@ def _parse_yaml(frontmatter: str) -> dict[str, Any]:
         data = loader.construct_document(node) if node is not None else None
         repeated = {key: [loader.construct_object(value, deep=True) for value in values]
                     for key, values in copies.items() if len(values) > 1}
+        if len(_REPEATED) > 50_000:
+            _REPEATED.clear()
+        _REPEATED[frontmatter] = list(repeated)
     except yaml.YAMLError as exc:
         raise _invalid_yaml(exc) from None
     finally:
@@ -130,6 +133,7 @@ def _parse_yaml(frontmatter: str) -> dict[str, Any]:
 
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_REPEATED: dict[str, list[str]] = {}  # frontmatter -> its repeated keys, as `_parse_yaml` last found them
 
 
 def _invalid_yaml(exc: Any) -> errors.InvalidInput:
@@ -514,14 +518,19 @@ def _split_lines(text: str) -> list[str]:
 
 def _layout(frontmatter: str) -> _Layout:
     lines = _split_lines(frontmatter)
-    if parse_simple(frontmatter) is not None:  # the subset we write: every column-0 `key:` line is a key
-        entries = []
-        for index, line in enumerate(lines):
-            match = _SIMPLE_KEY.fullmatch(line.rstrip("\r\n"))
-            if match is not None:
-                entries.append(_Entry(match.group(1) or match.group(2), index, True))
-        return _Layout(lines, entries, {}, {}, True)
+    if parse_simple(frontmatter) is not None:
+        return _Layout(lines, _simple_entries(lines), {}, {}, True)
     return _yaml_layout(frontmatter, lines)
+
+
+def _simple_entries(lines: list[str]) -> list[_Entry]:
+    """The entries of frontmatter in the subset we write: every column-0 `key:` line is a key."""
+    entries = []
+    for index, line in enumerate(lines):
+        match = _SIMPLE_KEY.fullmatch(line.rstrip("\r\n"))
+        if match is not None:
+            entries.append(_Entry(match.group(1) or match.group(2), index, True))
+    return entries
 
 
 _COMMENT = re.compile("(?:^|(?<=[ \t\r\n\x85\u2028\u2029]))#[^\r\n\x85\u2028\u2029]*")
@@ -612,15 +621,18 @@ def _key_text(yaml: Any, constructor: Any, event: Any) -> str | None:
 
 def repeated_keys(frontmatter: str) -> list[str]:
     """Top-level keys written more than once (what git's union merge leaves when two clones
-    changed the same field): `parse` merges them, other YAML readers keep the last."""
-    try:
-        entries = _layout(frontmatter).entries
-    except errors.InvalidInput:
-        return []
+    changed the same field): `parse` merges them, other YAML readers keep the last. Costs nothing
+    more for frontmatter `parse` has just read."""
+    if parse_simple(frontmatter) is None:
+        if frontmatter not in _REPEATED:
+            try:
+                _parse_yaml(frontmatter)
+            except errors.InvalidInput:
+                return []
+        return list(_REPEATED.get(frontmatter, ()))
     seen: dict[str, int] = {}
-    for entry in entries:
-        if entry.key is not None:
-            seen[entry.key] = seen.get(entry.key, 0) + 1
+    for entry in _simple_entries(_split_lines(frontmatter)):
+        seen[entry.key] = seen.get(entry.key, 0) + 1  # type: ignore[index]
     return [key for key, count in seen.items() if count > 1]
 
 
