@@ -19,7 +19,7 @@ import yaml
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from helpers import REPO, Env, snapshot
+from helpers import REPO, Env, snapshot, tmpfs
 
 SCRIPTS = REPO / "scripts"
 HOOKS = REPO / "hooks"
@@ -662,17 +662,9 @@ def test_a_stopped_lock_holder_never_stalls_hooks_and_commands_say_who_holds_it(
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
-    """A 512 KiB tmpfs mounted for the test (needs the right to mount: root in CI; skipped elsewhere)."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount_point)],
-                             capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
+    """A 512 KiB tmpfs mounted for the test (skipped where mounting is not permitted)."""
+    with tmpfs(tmp_path, "512k") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def _disk_env(disk: Path) -> Env:
@@ -902,9 +894,11 @@ COPY_FORMS = [
 ]
 
 
-@given(st.lists(st.tuples(st.sampled_from(COPY_FORMS), st.sampled_from(["learning-a", "learning-b", "learning-c"]),
-                          st.sampled_from(["learning-b", "learning-c", "learning-d"])).filter(lambda copy: copy[1] != copy[2]),
-                min_size=2, max_size=4),
+COPY = st.tuples(st.sampled_from(COPY_FORMS), st.sampled_from(["learning-a", "learning-b", "learning-c"]),
+                 st.sampled_from(["learning-b", "learning-c", "learning-d"])).filter(lambda copy: copy[1] != copy[2])
+
+
+@given(st.lists(COPY, min_size=2, max_size=4),
        st.booleans())
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_repair_of_repeated_fields_keeps_every_copys_values(tmp_path_factory, copies, with_comment: bool) -> None:

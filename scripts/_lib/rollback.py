@@ -15,6 +15,7 @@ removed by the next command that takes the lock.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from pathlib import Path
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 from . import errors, fsutil, memory
 
 _ABSENT = None  # the file did not exist: putting it back removes it
+_copies = itertools.count(1)  # numbers the kept copies of this process
 
 
 class Journal:
@@ -34,7 +36,6 @@ class Journal:
 
     def __init__(self) -> None:
         self.kept: dict[Path, Path | bytes | None] = {}  # path -> hard link to the old file, its bytes, or absent
-        self._count = 0
 
     def keep(self, path: Path) -> None:
         """Remember `path` as it is now, unless already remembered (the first state is the one to restore)."""
@@ -43,8 +44,7 @@ class Journal:
         if not os.path.lexists(path):
             self.kept[path] = _ABSENT
             return
-        self._count += 1
-        copy = path.parent / f".{path.name}.{os.getpid()}.undo{self._count}{fsutil.TEMP_SUFFIX}"
+        copy = path.parent / f".{path.name}.{os.getpid()}.undo{next(_copies)}{fsutil.TEMP_SUFFIX}"
         try:
             os.link(path, copy, follow_symlinks=False)
         except OSError:
@@ -173,12 +173,14 @@ def _resync(catalog: Catalog, journal: Journal, created: dict[Path, str]) -> Non
     import sqlite3
 
     for path in journal.kept:
+        if path.suffix != ".md":
+            continue  # e.g. the earlier plugin's graph.json: the next sync sees it changed and reads it
         with contextlib.suppress(errors.Error, OSError, sqlite3.Error):
             if path in created:
                 entry = catalog.get(created[path])
                 if entry is not None and entry.path == path:
                     catalog.forget(created[path])
             elif path.exists():
-                catalog.record(memory.read_file(path, catalog.scope.name))
+                catalog.record(memory.read_file(path, catalog.scope.name, root=catalog.scope.root))
     with contextlib.suppress(errors.Error, OSError, sqlite3.Error):
         catalog.export()
