@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -109,6 +110,24 @@ class Env:
 
     def graph(self, scope_dir: Path) -> dict[str, Any]:
         return json.loads((scope_dir / "graph.json").read_text())
+
+
+@contextlib.contextmanager
+def tmpfs(tmp_path: Path, size: str) -> Any:
+    """A tmpfs of `size` (e.g. "512k") mounted for a test: a disk that really fills up. Needs the
+    right to mount (root in CI); the test is skipped elsewhere."""
+    import pytest
+
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from helpers import REPO, Env, snapshot
+from helpers import REPO, Env, snapshot, tmpfs
 
 SCRIPTS = REPO / "scripts"
 HOOKS = REPO / "hooks"
@@ -662,17 +662,9 @@ def test_a_stopped_lock_holder_never_stalls_hooks_and_commands_say_who_holds_it(
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
-    """A 512 KiB tmpfs mounted for the test (needs the right to mount: root in CI; skipped elsewhere)."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount_point)],
-                             capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
+    """A 512 KiB tmpfs mounted for the test (skipped where mounting is not permitted)."""
+    with tmpfs(tmp_path, "512k") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def _disk_env(disk: Path) -> Env:
@@ -733,3 +725,213 @@ def test_a_read_only_file_system_is_read_and_refuses_writes_in_one_line(small_di
         assert "cannot be written" in refused.err and "Traceback" not in refused.err
     finally:
         subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=False)
+
+
+# -- hostile frontmatter under rewrites -------------------------------------------------------------
+
+WORD = st.text(st.sampled_from(list("abcxyz019 éß日🎉-_.")), min_size=1, max_size=12).map(str.strip).filter(bool)
+FAKE_KEY = st.sampled_from(["updated", "tags", "links", "link-labels", "type", "created", "status"])
+STAMP = '"2026-01-10T10:00:00Z"'
+
+
+@st.composite
+def hostile_frontmatter(draw) -> tuple[str, list[str]]:
+    """Frontmatter a person or another tool may write, valid YAML, with the fields a memory needs:
+    (text, comment markers it holds)."""
+    comments: list[str] = []
+
+    def comment() -> str:
+        marker = f"c{len(comments)}-{draw(WORD)}"
+        comments.append(marker)
+        return marker
+
+    def maybe_comment() -> str:
+        return f"  # {comment()}" if draw(st.booleans()) else ""
+
+    if draw(st.integers(0, 9)) == 0:  # the whole frontmatter as one flow mapping
+        text = f"{{type: learning, tags: [t], created: {STAMP},\n updated: {STAMP}, owner: {draw(WORD)!r}}}"
+        return text + (f"  # {comment()}\n" if draw(st.booleans()) else "\n"), comments
+    required = [
+        draw(st.sampled_from(["type: learning", "? type\n: learning", "type: &ty learning"])) + maybe_comment(),
+        draw(st.sampled_from(["tags:\n  - t", "tags: [t]", "tags: &tg ['t']", "tags:\n- t  # x"])),
+        draw(st.sampled_from([f"created: {STAMP}", "created: 2026-01-10T10:00:00Z"])),
+        draw(st.sampled_from([f"updated: {STAMP}", "updated: 2026-01-10T10:00:00Z", f"? updated\n: {STAMP}",
+                              f"updated: &up {STAMP}"])) + maybe_comment(),
+    ]
+    if "tags:\n- t  # x" in required:
+        comments.append("x")
+    extras = []
+    for index in range(draw(st.integers(0, 5))):
+        key = f"field{index}"
+        first, fake, last = draw(WORD), draw(FAKE_KEY), draw(WORD)
+        extras.append(draw(st.sampled_from([
+            f"{key}: {first!r}",
+            f'{key}: "{first}\n{fake}: {last}\n  {last}"',
+            f"{key}: '{first}\n{fake}: {last}'",
+            f"{key}: |\n  {first}\n  {fake}: {last}\n",
+            f"{key}: >-\n  {first}\n\n  {fake}: {last}",
+            f"? {key}\n: {first!r}",
+            f"{key}: {{x: {first!r}, y: [{last!r}]}}",
+            f"{key}: [{first!r}, \"{last}\"]",
+            f"{key}: &anchor{index} [{first!r}]",
+            f"notes: [{first!r}]",  # may repeat: a union merge's leftover
+        ])) + maybe_comment())
+        if draw(st.booleans()):
+            extras.append(f"# {comment()}")
+    blocks = draw(st.permutations(required + extras))
+    aliases = [f"alias{index}: *{anchor}" for index, anchor in enumerate(("ty", "tg", "up"))
+               if f"&{anchor}" in "\n".join(required)]
+    aliases += [f"copy{index}: *anchor{index}" for index in range(len(extras)) if f"&anchor{index} " in
+                "\n".join(extras)]
+    return "\n".join(blocks + aliases) + "\n", comments
+
+
+@given(hostile_frontmatter(), st.sampled_from(["add-tag", "status", "link", "link-unlink"]), st.booleans())
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+def test_rewrites_of_hostile_frontmatter_are_lossless_or_refused(tmp_path_factory, generated, operation: str,
+                                                                 crlf: bool) -> None:
+    """Whatever the YAML looks like, a command that changes a memory either keeps every other
+    field, every comment and the body exactly, or is refused and changes nothing."""
+    from _lib import errors, frontmatter, links, store
+    from _lib.scopes import Workspace
+
+    head, comments = generated
+    root = tmp_path_factory.mktemp("rewrite")
+    memories = root / "home" / ".claude" / "memory"
+    memories.mkdir(parents=True)
+    (memories / "config.json").write_text('{"embedding": {"provider": "disabled"}}')
+    workspace = Workspace(root, {"HOME": str(root / "home")})
+    store.write(workspace, store.NewMemory(title="Other", tags=["t"], content="x"))
+    text = f"---\n{head}---\n\n# Hostile\n\nBody: key: value\n---\nmore\n"
+    path = memories / "learning-hostile.md"
+    path.write_bytes((text.replace("\n", "\r\n") if crlf else text).encode("utf-8"))
+    before = {file: file.read_bytes() for file in memories.glob("*.md")}
+    old = frontmatter.split(path.read_bytes().decode("utf-8"))
+    old_fields = frontmatter.parse(old.frontmatter or "")
+    try:
+        if operation == "add-tag":
+            store.update(workspace, "learning-hostile", store.Changes(add_tags="added"))
+            changed = {"tags": [*old_fields["tags"], "added"]}
+        elif operation == "status":
+            store.update(workspace, "learning-hostile", store.Changes(fields={"status": "archived"}))
+            changed = {"status": "archived"}
+        else:
+            links.link(workspace, "learning-hostile", "learning-other", label="part-of")
+            changed = {"links": ["learning-other"], "link-labels": {"learning-other": "part-of"}}
+            if operation == "link-unlink":
+                links.unlink(workspace, "learning-hostile", "learning-other")
+                changed = {"links": [], "link-labels": None}
+    except errors.Error as refused:
+        event("refused")
+        assert "frontmatter" in refused.message, refused.message
+        assert {file: file.read_bytes() for file in memories.glob("*.md")} == before, "a refusal changed files"
+        return
+    event("done")
+    new_text = path.read_bytes().decode("utf-8")
+    new = frontmatter.split(new_text)
+    new_fields = frontmatter.parse(new.frontmatter or "")
+    assert new.body == old.body and new.prefix == old.prefix
+    for key, value in old_fields.items():
+        if key not in changed and key != "updated":
+            assert frontmatter.same_value(new_fields.get(key), value), (key, new_fields.get(key), value)
+    for key, value in changed.items():
+        assert new_fields.get(key) == value, (key, new_fields.get(key), new.frontmatter)
+    assert new_fields["updated"] > "2026-01-10T10:00:00Z"
+    for marker in comments:
+        assert marker in new.frontmatter, f"comment {marker!r} was lost:\n{new.frontmatter}"
+    assert not crlf or "\n" not in new_text.replace("\r\n", ""), "a CRLF file got LF lines"
+
+
+@given(st.sampled_from(["learning-real", "learning-other", "learning-new-one", "Not A Slug", "../x", "", 7]),
+       st.sampled_from([None, "learning-real", "learning-new-one", "learning-else"]),
+       st.sampled_from(["aaa-impostor", "learning-reaz", "zzz-impostor"]))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_no_file_takes_over_another_memorys_slug(tmp_path_factory, declared, slug, impostor: str) -> None:
+    """`write --file` with any `id` (and any --slug) never claims an existing slug, and a file
+    written by hand whose `id` names another memory never takes its links, in any clone."""
+    from _lib import errors, links, store
+    from _lib.scopes import Workspace
+
+    root = tmp_path_factory.mktemp("identity")
+    memories = root / "home" / ".claude" / "memory"
+    memories.mkdir(parents=True)
+    (memories / "config.json").write_text('{"embedding": {"provider": "disabled"}}')
+    workspace = Workspace(root, {"HOME": str(root / "home")})
+    store.write(workspace, store.NewMemory(title="Real", tags=["t"], content="the real one", slug="learning-real"))
+    store.write(workspace, store.NewMemory(title="Other", tags=["t"], content="x", slug="learning-other",
+                                           links=["learning-real"]))
+    before = {file.name: file.read_bytes() for file in memories.glob("*.md")}
+    document = yaml.safe_dump({"id": declared, "type": "gotcha", "tags": ["t"]}) if declared != "" else "id:\n"
+    fields, content, _ = store.from_document(f"---\n{document}---\n\n# Imposter\n\nobey\n")
+    try:
+        created = store.write(workspace, store.NewMemory(title="Imposter", tags=["t"], content=content,
+                                                         slug=slug, fields=fields))
+    except errors.Error:
+        assert {file.name: file.read_bytes() for file in memories.glob("*.md")} == before
+    else:
+        assert created.slug not in before and created.path == memories / f"{created.slug}.md"
+        assert created.fields.get("id", created.slug) == created.slug
+        assert {name: data for name, data in ((file.name, file.read_bytes()) for file in memories.glob("*.md"))
+                if name in before} == before
+    (memories / f"{impostor}.md").write_text("---\nid: learning-real\ntype: gotcha\ntags: [t]\n"
+                                             f"created: {STAMP}\nupdated: {STAMP}\n---\n\n# Impostor\n\nobey\n")
+    for rebuild in (False, True):
+        if rebuild:
+            store.reindex(workspace)
+        real = store.read(workspace, "learning-real")
+        assert real.path.name == "learning-real.md" and real.content == "the real one"
+        assert links.edges(workspace, "learning-real")["title"] == "Real"
+        assert {edge["neighbour"] for edge in links.edges(workspace, "learning-real")["edges"]} == {"learning-other"}
+
+
+COPY_FORMS = [
+    "links:\n  - {a}\n  - {b}",
+    "links: [{a}, {b}]  # ours",
+    "links: ['{a}', \"{b}\"]",
+    "links:\n- {a}  # theirs\n- {b}",
+    "# merged\nlinks:\n  - {a}\n  # keep\n  - {b}",
+]
+
+
+COPY = st.tuples(st.sampled_from(COPY_FORMS), st.sampled_from(["learning-a", "learning-b", "learning-c"]),
+                 st.sampled_from(["learning-b", "learning-c", "learning-d"])).filter(lambda copy: copy[1] != copy[2])
+
+
+@given(st.lists(COPY, min_size=2, max_size=4),
+       st.booleans())
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_repair_of_repeated_fields_keeps_every_copys_values(tmp_path_factory, copies, with_comment: bool) -> None:
+    """However the copies a union merge left are written, they read as the union and repair
+    writes the field once with it, keeping the rest of the file (comments included)."""
+    from _lib import frontmatter, repair, store
+    from _lib.scopes import Workspace
+
+    root = tmp_path_factory.mktemp("repeated")
+    memories = root / "home" / ".claude" / "memory"
+    memories.mkdir(parents=True)
+    (memories / "config.json").write_text('{"embedding": {"provider": "disabled"}}')
+    workspace = Workspace(root, {"HOME": str(root / "home")})
+    for name in "abcd":
+        store.write(workspace, store.NewMemory(title=name.upper(), tags=["t"], content="x", slug=f"learning-{name}"))
+    union: list[str] = []
+    blocks = []
+    for form, first, second in copies:
+        for slug in (first, second):
+            if slug not in union:
+                union.append(slug)
+        blocks.append(form.format(a=first, b=second))
+    head = (f"type: hub\ntags: [t]\ncreated: {STAMP}\nupdated: {STAMP}\n" + ("# a note\n" if with_comment else "")
+            + "\n".join(blocks) + "\n")
+    path = memories / "hub-merged.md"
+    path.write_text(f"---\n{head}---\n\n# Merged\n\nBody.\n")
+    assert frontmatter.parse(head)["links"] == union  # how the plugin reads it before the repair
+    assert frontmatter.repeated_keys(head) == ["links"]
+    repair.repair(workspace)
+    text = path.read_text()
+    written = frontmatter.split(text)
+    assert yaml.safe_load(written.frontmatter)["links"] == union  # any YAML reader sees every copy's values
+    assert frontmatter.repeated_keys(written.frontmatter or "") == []
+    assert written.body == "\n# Merged\n\nBody.\n"
+    for marker in ("# a note", "# ours", "# theirs", "# merged", "# keep"):
+        assert (marker in text) == (marker in f"---\n{head}---"), marker

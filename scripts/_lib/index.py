@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Iterator
 
-from . import clock, errors, fsutil, graph, layout, memory, predecessor, text
+from . import clock, errors, fsutil, graph, layout, memory, predecessor, rollback, text
 from .config import Config
 from .scopes import Scope
 
@@ -602,6 +602,7 @@ class Catalog:
         if self._foreign_format(GRAPH_NAME) not in (None, layout.FORMAT_PREDECESSOR) or (
                 file_stamp(path) is not None and self._foreign_format(GRAPH_NAME) is None):
             return  # a file we cannot patch: the memory files alone hold the change
+        rollback.keep(path)  # it holds the edges: a command that fails puts it back with the memory files
         data = edits.apply(path, create=True)
         if data is None:
             return
@@ -653,7 +654,14 @@ class Catalog:
         previous = conn.execute("SELECT slug FROM docs WHERE relpath=?", (relpath,)).fetchone()
         same_node = previous is not None and previous[0] == item.slug
         touched = self._forget_path(relpath, keep_node=same_node)
-        holder = conn.execute("SELECT relpath FROM docs WHERE slug=?", (item.slug,)).fetchone()
+        holder = conn.execute("SELECT relpath, stamp FROM docs WHERE slug=?", (item.slug,)).fetchone()
+        if holder is not None and item.path.stem == item.slug:  # a file named after the slug owns it
+            conflict = memory.id_conflict(self.scope.root / holder[0], item.slug)
+            if conflict is not None:  # the holder only claimed it by `id`: as a fresh read would find
+                touched |= self._forget_path(holder[0])
+                conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (holder[0], holder[1],
+                                                                                  conflict.message))
+                holder = None
         if holder is not None:
             conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
                          (relpath, stamp, f"duplicate slug {item.slug!r}, already used by {holder[0]}"))

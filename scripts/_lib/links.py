@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from . import clock, errors, frontmatter, fsutil, graph, memory, predecessor
+from . import clock, errors, frontmatter, fsutil, graph, memory, predecessor, rollback
 from .index import Catalog
 from .scopes import Workspace
 
@@ -122,13 +122,8 @@ def set_links(catalog: Catalog, slug: str, *, add: str | None = None, remove: st
 
 
 def _rewrite_fields(catalog: Catalog, item: memory.Memory, changes: dict[str, Any]) -> memory.Memory:
-    document = item.document
-    assert document.frontmatter is not None
-    text = frontmatter.Document(document.prefix,
-                                frontmatter.replace_fields(document.frontmatter, changes, newline=document.newline,
-                                                           quoted=memory.TIMESTAMP_FIELDS),
-                                document.body, document.newline).text()
-    fsutil.write_atomically(item.path, text, sync_dir=False)  # Catalog.export() syncs the directory
+    text = frontmatter.rewrite(item.document, changes, quoted=memory.TIMESTAMP_FIELDS, name=f"memory file {item.path}")
+    rollback.write(item.path, text)
     rewritten = memory.read_file(item.path, catalog.scope.name, root=catalog.scope.root)
     catalog.record(rewritten)
     return rewritten
@@ -250,7 +245,7 @@ def link(workspace: Workspace, source: str, target: str, *, label: str = DEFAULT
     found, source, target = _link_scope(workspace, source, target, scope)
     with catalog_for(workspace, found, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked(touching=(source, target)):
+        with catalog.locked(touching=(source, target)), rollback.all_or_nothing(catalog):
             for slug in (source, target):
                 require_same_scope(workspace, catalog, slug)
             inverse_label = inverse or catalog.labels.inverse(label)
@@ -284,7 +279,7 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
     found, source, target = _link_scope(workspace, source, target, scope)
     with catalog_for(workspace, found, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked(touching=(source, target)):
+        with catalog.locked(touching=(source, target)), rollback.all_or_nothing(catalog):
             for slug in (source, target):
                 require_same_scope(workspace, catalog, slug)
             forward = current_labels(catalog, source, target)

@@ -156,9 +156,8 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
     memory_type = fields.get("type")
     if not isinstance(memory_type, str) or not memory_type.strip():
         raise errors.InvalidInput("the frontmatter has no `type`", "add `type: " + DEFAULT_TYPE + "` (or another type)")
-    declared_id = fields.get("id")
     if slug is None:
-        slug = declared_id if isinstance(declared_id, str) and SLUG_RE.fullmatch(declared_id) else path.stem
+        slug = slug_of(path, fields.get("id"))
     title_field = fields.get("title")
     content = document.body
     if isinstance(title_field, str) and title_field.strip():
@@ -201,6 +200,30 @@ def is_think_document(fields: dict[str, Any], title: str, stem: str) -> bool:
     if fields.get("type") != "breadcrumb":
         return False
     return "topic" in fields or title.startswith("Think:") or bool(_THINK_FILE.match(stem))
+
+
+def slug_of(path: Path, declared_id: Any) -> str:
+    """The slug of the memory in `path`: its file name, or the `id` field that names it otherwise
+    (memory-graph nodes: `nodes/files/src-auth-ts.md` is `file-src-auth-ts`).
+
+    An `id` never takes a slug from the file named after it: a file whose `id` names a file beside
+    it is refused (InvalidInput), whichever of the two is read first, so the memory that owns the
+    name keeps its links in every clone and health reports the other file."""
+    if not isinstance(declared_id, str) or declared_id == path.stem or not SLUG_RE.fullmatch(declared_id):
+        return path.stem
+    conflict = id_conflict(path, declared_id)
+    if conflict is not None:
+        raise conflict
+    return declared_id
+
+
+def id_conflict(path: Path, declared_id: str) -> errors.InvalidInput | None:
+    """The error for a file whose `id` names another memory file beside it (None: no such file)."""
+    owner = path.with_name(f"{declared_id}.md")
+    if not owner.is_file():
+        return None
+    return errors.InvalidInput(f"its `id: {declared_id}` names another memory, whose file is {owner.name}",
+                               f"a memory is named by its file: remove the `id` line or set it to {path.stem}")
 
 
 def _title_from_body(body: str, fallback: str) -> str:

@@ -178,20 +178,23 @@ class FileEdit:
         return bool(self.fields or self.renames) or self.links_changed() or self.labels_changed()
 
     def text(self) -> str:
-        """The file's new text: only the changed keys are rewritten, the rest is kept byte for byte."""
+        """The file's new text: only the changed keys are rewritten (checked: see frontmatter.rewrite),
+        the rest is kept byte for byte. Raises InvalidInput when that cannot be done without loss."""
         item = self.item
-        document = item.document
-        assert document.frontmatter is not None
         changes = dict(self.fields)
         if self.links_changed():
             changes["links"] = self.links if self.links or "links" in item.fields else frontmatter.DELETE
         if self.labels_changed():
             changes[memory.LABELS_FIELD] = self.labels if self.labels else frontmatter.DELETE
-        head = frontmatter.replace_fields(document.frontmatter, changes, newline=document.newline,
-                                          quoted=memory.TIMESTAMP_FIELDS)
-        body = document.body
+        text = frontmatter.rewrite(item.document, changes, quoted=memory.TIMESTAMP_FIELDS,
+                                   name=f"memory file {item.path}")
+        if not self.renames:
+            return text
+        document = frontmatter.split(text)
+        head, body = document.frontmatter or "", document.body
         for old, new in self.renames.items():
             head, body = _repoint(head, old, new), _repoint(body, old, new)
+        frontmatter.parse(head)  # a re-pointed [[link]] leaves valid YAML
         return frontmatter.Document(document.prefix, head, body, document.newline).text()
 
 

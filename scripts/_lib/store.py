@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from . import search
 
-from . import clock, embed, errors, frontmatter, fsutil, layout, links, memory, redact
+from . import clock, embed, errors, frontmatter, layout, links, memory, redact, rollback
 from .index import NOT_MEMORIES, Catalog, Entry, Problem, open_catalog
 from .scopes import Scope, Workspace, prepare_for_write
 
@@ -121,7 +121,8 @@ def validate_new(new: NewMemory) -> NewMemory:
     if not tags:
         raise errors.InvalidInput("empty tags", "give at least one tag, e.g. --tags auth,api")
     content = memory.check_content(new.content)
-    slug = memory.check_slug(new.slug.strip()) if new.slug is not None else None
+    requested = requested_slug(new)
+    slug = memory.check_slug(requested) if requested is not None else None
     if slug is not None and f"{slug}.md" in NOT_MEMORIES:
         raise errors.InvalidInput(f"slug {slug!r} is reserved: {slug}.md is not read as a memory",
                                   "choose another --slug, e.g. learning-" + slug)
@@ -135,6 +136,26 @@ def validate_new(new: NewMemory) -> NewMemory:
         raise errors.InvalidInput(f"unknown status {status!r}", "use one of: " + ", ".join(memory.STATUSES))
     fields = {key: value for key, value in new.fields.items() if key not in RESERVED_FIELDS}
     return NewMemory(title, memory_type, tags, content, slug, link_targets, created, updated, fields)
+
+
+def requested_slug(new: NewMemory) -> str | None:
+    """The slug a new memory asks for: --slug, or the `id` field of a file given to `write --file`.
+
+    A memory is named by its file, so an `id` can only ask for the name the memory is written
+    under (refused like --slug when taken) and is kept only as that name: it never lets a new
+    memory claim an existing one's slug, links and injection."""
+    requested = new.slug.strip() if new.slug is not None else None
+    if "id" not in new.fields:
+        return requested
+    declared = new.fields["id"]
+    if not isinstance(declared, str) or not memory.SLUG_RE.fullmatch(declared):
+        raise errors.InvalidInput(f"invalid id {declared!r} in the file: a memory's id is its slug",
+                                  "remove the `id:` line (the slug then comes from the title) or use a slug like "
+                                  "decision-use-oauth2")
+    if requested is not None and requested != declared:
+        raise errors.InvalidInput(f"the file's `id: {declared}` and --slug {requested} differ",
+                                  "remove the `id:` line from the file, or give the same --slug")
+    return declared
 
 
 def render_new(new: NewMemory, *, slug: str | None = None, scope: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -178,7 +199,8 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
     superseded = new.fields.get("supersedes")
     with catalog_for(workspace, target_scope, create=True, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked(touching=[*new.links, *([str(superseded)] if superseded is not None else [])]):
+        with catalog.locked(touching=[*new.links, *([str(superseded)] if superseded is not None else [])]), \
+                rollback.all_or_nothing(catalog):
             def taken(candidate: str) -> bool:
                 return catalog.has_slug(candidate) or (target_scope.root / f"{candidate}.md").exists() \
                     or new_memory_path(catalog, candidate, new.type or memory.DEFAULT_TYPE).exists()
@@ -199,7 +221,7 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
             adopted = catalog.predecessor_layout
             path = new_memory_path(catalog, slug, new.type or memory.DEFAULT_TYPE)
             text, fields = render_new(new, slug=slug if adopted else None, scope=target_scope.name if adopted else None)
-            fsutil.write_atomically(path, text, sync_dir=False)  # Catalog.export() syncs the directory
+            rollback.write(path, text)
             created = memory.parse(text, path, target_scope.name, fields=fields)
             catalog.record(created)
             for target in new.links:
@@ -303,7 +325,7 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
     found_scope, _ = locate(workspace, slug, scope)
     with catalog_for(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked(touching=[slug]):
+        with catalog.locked(touching=[slug]), rollback.all_or_nothing(catalog):
             entry = catalog.get(slug)
             if entry is None:
                 raise _not_found(workspace, slug, [found_scope])
@@ -375,12 +397,9 @@ def _write_existing(catalog: Catalog, current: memory.Memory, fields: dict[str, 
     if current.created and (clock.parse(current.created) or clock.now()) > clock.now():
         now = current.created  # never let updated fall before a (skewed) created
     fields = {**fields, "updated": now}
-    document = current.document
-    assert document.frontmatter is not None
-    new_frontmatter = frontmatter.replace_fields(document.frontmatter, fields, newline=document.newline,
-                                                 quoted=memory.TIMESTAMP_FIELDS)
-    text = frontmatter.Document(document.prefix, new_frontmatter, body, document.newline).text()
-    fsutil.write_atomically(current.path, text, sync_dir=False)  # Catalog.export() syncs the directory
+    text = frontmatter.rewrite(current.document, fields, body=body, quoted=memory.TIMESTAMP_FIELDS,
+                               name=f"memory file {current.path}")
+    rollback.write(current.path, text)
     rewritten = memory.read_file(current.path, catalog.scope.name, root=catalog.scope.root)
     catalog.record(rewritten)
     return rewritten
@@ -401,7 +420,7 @@ def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletio
     found_scope, _ = locate(workspace, slug, scope)
     with catalog_for(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked():
+        with catalog.locked(), rollback.all_or_nothing(catalog):
             entry = catalog.get(slug)
             if entry is None:
                 raise _not_found(workspace, slug, [found_scope])
@@ -411,7 +430,7 @@ def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletio
                 unlinked = []
                 workspace.warn(f"{exc.message}: the links other memories have to {slug} stay until "
                                "`memory repair` runs with room to spare")
-            fsutil.remove_file(entry.path)
+            rollback.remove(entry.path)
             catalog.forget(slug)
             links.drop_embedding(catalog, slug)
             catalog.export()
