@@ -104,7 +104,7 @@ _PATTERNS: list[tuple[str, tuple[str, ...], str, str]] = [
      r"\s-p(?P<secret>[^\s\"'`]{1,200}|\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')", _ALNUM + "_-"),
     ("cli-password", (), r"sshpass\b" + _SHELL_STOP + r"\s-p\s{0,3}" + _VALUE, _ALNUM + "_-"),
     ("cli-password", (),
-     r"curl\b" + _SHELL_STOP + r"\s(?:-u|--user)[\s=]{0,3}[\"']?[^\s:\"'$]{1,100}:(?P<secret>[^\s\"']{1,200})",
+     r"curl\b" + _SHELL_STOP + r"\s(?:-u|--user)[\s=]{0,3}[\"']?[^\s:\"'$]{1,100}:(?P<secret>[^\s\"'`]{1,200})",
      _ALNUM + "_-"),
     ("cli-password", (), r"redis-cli\b" + _SHELL_STOP + r"\s-a\s{1,3}" + _VALUE, _ALNUM + "_-"),
     ("cli-password", (), r"ldap[a-z]{3,10}\b" + _SHELL_STOP + r"\s-w\s{1,3}" + _VALUE, _ALNUM + "_-"),
@@ -181,7 +181,6 @@ _PLACEHOLDER_PARTS = _Lazy(r"example|placeholder|changeme|change[-_]me|your[-_ ]
                                 r"redacted|dummy|replace[-_ ]?me|insert[-_ ]|<|>|\{\{|\}\}|\$\{|%\(|%s\b|\{\}|^\{\w*\}$",
                                 re.I)
 _IDENTIFIER = _Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
-_DOTTED = _Lazy(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _CLASSES = (_Lazy(r"[a-z]"), _Lazy(r"[A-Z]"), _Lazy(r"[0-9]"), _Lazy(r"[^A-Za-z0-9]"))
 _NOT_ALNUM = _Lazy(r"[^A-Za-z0-9]")
 
@@ -424,7 +423,7 @@ def _line_before(text: str, index: int) -> str:
 
 _ENV_LEADS = ("export", "ENV", "env", "set", "SET", "setenv", "-", "-e", "--env", "declare -x", "readonly", "local",
               "$env:", "--build-arg", "-D", "sudo", "&&", ";", "|", "(")
-_PAIRS_BEFORE = _Lazy(r"(?:[A-Za-z_][\w.-]*=\S*\s+)+$")
+_PAIR = _Lazy(r"[A-Za-z_][\w.-]{0,60}=")
 _PAIR_AFTER = _Lazy(r"\s+[A-Za-z_][\w.-]*=[^\s=]")
 
 
@@ -438,7 +437,8 @@ def _env_style(text: str, name_start: int, name_end: int, rest: str) -> bool:
         return text[name_end:name_end + 1] == "=" or text[name_end:name_end + 3] == " = " and \
             text[name_start:name_end].isupper()  # .env: DB_PASSWORD=x; spaced only for an upper-case name
     return stripped in _ENV_LEADS or stripped.endswith(tuple(" " + word for word in _ENV_LEADS) + ("?", "&", ";")) \
-        or bool(_PAIRS_BEFORE.search(lead)) or bool(_PAIR_AFTER.match(rest))
+        or bool(stripped and lead[-1:].isspace() and all(_PAIR.match(word) for word in lead.split())) \
+        or bool(_PAIR_AFTER.match(rest))
 
 
 def _netrc_like(text: str, name_start: int) -> bool:
@@ -460,7 +460,8 @@ def _accept(text: str, start: int, end: int, strength: str, form: str, line_ends
             re.search(r"[-_]|[a-z][A-Z]", value) and _name_class(value) or "password" in value.lower() or
             value.isupper() and "_" in value):
         return None  # password=password, API_KEY=DEFAULT_API_KEY, "no-password-required": names, not values
-    if not quoted and form not in ("env", "netrc") and _DOTTED.fullmatch(value):
+    if not quoted and form not in ("env", "netrc") and "." in value and \
+            all(_IDENTIFIER.fullmatch(part) for part in value.split(".")):
         return None  # settings.SECRET_KEY, self.password, hpke.PrivateKey: code reading the value
     if strength == "key":
         return (start, end) if len(value) >= 16 and _generated(value) else None
@@ -666,6 +667,11 @@ def kinds_in(text: str) -> list[str]:
     return list(dict.fromkeys(finding.kind for finding in findings(text)))
 
 
+# Redaction is repeated on its own result (a secret glued to another one shows once the first is
+# gone), so that scrubbing twice gives what scrubbing once did: the todo capture relies on it.
+_PASSES = 4
+
+
 def scrub(text: str, mode: str = "redact", what: str = "content") -> tuple[str, list[str]]:
     """`text` with private spans dropped and secrets replaced; also the kinds found.
 
@@ -673,19 +679,22 @@ def scrub(text: str, mode: str = "redact", what: str = "content") -> tuple[str, 
     """
     text = PRIVATE_SPAN.sub("[REDACTED:private]", text)
     text = UNCLOSED_PRIVATE.sub("[REDACTED:private]", text)
-    found = sorted(findings(text), key=lambda finding: finding.start)
-    if not found:
-        return text, []
-    kinds = list(dict.fromkeys(finding.kind for finding in found))
-    if mode == "refuse":
-        raise errors.InvalidInput(f"the {what} contains what looks like a secret ({', '.join(kinds)})",
-                                  "remove it, wrap it in <private>...</private>, or set redaction.mode to redact")
-    pieces, cursor = [], 0
-    for finding in found:
-        pieces += [text[cursor:finding.start], f"[REDACTED:{finding.kind}]"]
-        cursor = finding.end
-    pieces.append(text[cursor:])
-    return "".join(pieces), kinds
+    kinds: list[str] = []
+    for _ in range(_PASSES):
+        found = sorted(findings(text), key=lambda finding: finding.start)
+        if not found:
+            break
+        kinds += [finding.kind for finding in found]
+        if mode == "refuse":
+            raise errors.InvalidInput(f"the {what} contains what looks like a secret ({', '.join(dict.fromkeys(kinds))})",
+                                      "remove it, wrap it in <private>...</private>, or set redaction.mode to redact")
+        pieces, cursor = [], 0
+        for finding in found:
+            pieces += [text[cursor:finding.start], f"[REDACTED:{finding.kind}]"]
+            cursor = finding.end
+        pieces.append(text[cursor:])
+        text = "".join(pieces)
+    return text, list(dict.fromkeys(kinds))
 
 
 def clean(workspace: Any, value: str, what: str = "content") -> str:
@@ -731,14 +740,14 @@ def _clean_tree(value: Any, key: Any, mode: str, what: str, found: list[str]) ->
 def scrub_labelled(value: str, label: Any, mode: str = "redact", what: str = "content") -> tuple[str, list[str]]:
     """`scrub` for a value stored under `label` (a field or key name): under a credential name
     such as `password` or `apiToken`, the whole value is the secret unless it is a placeholder."""
+    cleaned, kinds = scrub(value, mode, what)
     strength = _name_class(label) if isinstance(label, str) else None
-    if strength and "\n" not in value and not PLACEHOLDER.search(value) and \
-            _accept(value, 0, len(value), strength, "=-quoted") is not None:
-        if mode == "refuse":
-            raise errors.InvalidInput(f"the {what} field {label!r} holds what looks like a secret (password)",
-                                      "remove it, or set redaction.mode to redact")
-        return "[REDACTED:password]", ["password"]
-    return scrub(value, mode, what)
+    if kinds or not strength or "\n" in value or _accept(value, 0, len(value), strength, "=-quoted") is None:
+        return cleaned, kinds
+    if mode == "refuse":
+        raise errors.InvalidInput(f"the {what} field {label!r} holds what looks like a secret (password)",
+                                  "remove it, or set redaction.mode to redact")
+    return "[REDACTED:password]", ["password"]
 
 
 def require_clean(text: str, what: str, hint: str) -> str:
