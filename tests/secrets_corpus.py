@@ -57,7 +57,8 @@ def mixed(rng: random.Random, alphabet: str, count: int) -> str:
 
 def password(rng: random.Random, charset: str = "bare") -> str:
     """A password as people and generators make them; `charset` says what the context allows unquoted."""
-    symbols = {"bare": "!@%^*_-+.=~", "quoted": "!@#$%^&*()_-+=?.,:;~ ", "url": "-_.~", "xml": "!@#$%^*_-+=?.:;~"}[charset]
+    symbols = {"bare": "!@%^*_-+.=~", "quoted": "!@#$%^&*()_-+=?.,:;~ ", "url": "-_.~",
+               "xml": "!@#$%^*_-+=?.:;~"}[charset]
     style = rng.randrange(6)
     if style == 0:
         return mixed(rng, ALNUM + symbols.replace(" ", ""), rng.randint(10, 20))
@@ -88,7 +89,8 @@ def b64url_json(value: dict) -> str:
 
 def jwt(rng: random.Random) -> str:
     header = b64url_json({"alg": rng.choice(["HS256", "RS256", "ES256"]), "typ": "JWT"})
-    payload = b64url_json({"sub": pick(rng, DIGITS, 8), "name": rng.choice(WORDS), "iat": rng.randint(1_600_000_000, 1_800_000_000)})
+    payload = b64url_json({"sub": pick(rng, DIGITS, 8), "name": rng.choice(WORDS),
+                           "iat": rng.randint(1_600_000_000, 1_800_000_000)})
     return f"{header}.{payload}.{pick(rng, B64URL, 43)}"
 
 
@@ -118,7 +120,7 @@ GENERATORS: dict[str, Callable[[random.Random], str]] = {
                                  f"B{pick(rng, UPPER + DIGITS, 10)}/{mixed(rng, ALNUM, 24)}",
     "google-api-key": lambda rng: "AIza" + mixed(rng, B64URL, 35),
     "google-client-secret": lambda rng: "GOCSPX-" + mixed(rng, B64URL, 28),
-    "stripe-key": lambda rng: rng.choice(["sk_live_", "sk_test_", "rk_live_"]) + mixed(rng, ALNUM, 24 + rng.randrange(76))
+    "stripe-key": lambda rng: rng.choice(["sk_live_", "sk_test_", "rk_live_"]) + mixed(rng, ALNUM, rng.randint(24, 99))
     if rng.random() < .8 else "whsec_" + mixed(rng, ALNUM, 32),
     "openai-key": lambda rng: rng.choice(["sk-", "sk-proj-", "sk-svcacct-"]) + mixed(rng, ALNUM, 48)
     if rng.random() < .5 else "sk-proj-" + mixed(rng, B64URL, 124) + "T3BlbkFJ" + mixed(rng, B64URL, 20),
@@ -367,7 +369,8 @@ def leaked(sample: Sample, scrubbed: str) -> bool:
 INNOCENT = [
     # the false positives of issue 13
     "class AbstractSingletonProxyFactoryBean2Impl extends AbstractFactoryBean {}",
-    "\"integrity\": \"sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+5Aaw8tcE2HM2P2VRwzfjWuJCUEn6iqOyQYc8pA==\",",
+    "\"integrity\": \"sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+5Aaw8tcE2HM2P2VRwzfjWuJCUEn6iqOyQYc8pA"
+    "==\",",
     "password = os.environ['DB_PASSWORD']",
     "pip install sk-learn-intelex-compat-layer-for-scikit",
     # reading a secret instead of holding it
@@ -466,8 +469,8 @@ class Figures(NamedTuple):
     def report(self) -> str:
         lines = [f"secrets recall: {self.recall:.4f} ({sum(c for c, _ in self.per_kind.values())}/"
                  f"{sum(t for _, t in self.per_kind.values())} generated secrets in {len(self.per_kind)} kinds)",
-                 f"source files altered: {self.altered_rate:.4f} ({len(self.files_altered)}/{self.files_total} files of "
-                 "the standard library and installed packages)",
+                 f"source files altered: {self.altered_rate:.4f} ({len(self.files_altered)}/{self.files_total} "
+                 "files of the standard library and installed packages)",
                  f"innocent snippets altered: {len(self.innocent_altered)}/{len(INNOCENT)}",
                  "recall per kind:"]
         lines += [f"  {kind:22} {caught}/{total}" for kind, (caught, total) in sorted(self.per_kind.items())]

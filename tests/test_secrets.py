@@ -243,7 +243,8 @@ def test_memory_file_update_json_redacts_a_jq_result(env: Env) -> None:
 
 def test_memory_file_write_redacts_text_files(env: Env) -> None:
     env.ok("file", "write", "notes/deploy.md", "--content", "Run `export PGPASSWORD=pg4deploy` first.\n")
-    assert (env.project_dir / "notes" / "deploy.md").read_text() == "Run `export PGPASSWORD=[REDACTED:password]` first.\n"
+    assert (env.project_dir / "notes" / "deploy.md").read_text() == \
+        "Run `export PGPASSWORD=[REDACTED:password]` first.\n"
 
 
 def test_memory_config_refuses_a_secret_for_the_committed_project_file(env: Env) -> None:

@@ -211,7 +211,7 @@ def note_todos(state: dict[str, Any], todos: Any) -> None:
     """Keep Claude's latest todo list (TodoWrite) in the session state for the session memory,
     secrets redacted: the state file is on disk, and its notes come back after compaction."""
     if isinstance(todos, list):
-        state["todos"] = [{"content": redact.scrub(str(item.get("content")))[0], "status": str(item.get("status") or "")}
+        state["todos"] = [{"content": redact.scrub(str(item["content"]))[0], "status": str(item.get("status") or "")}
                           for item in todos[:STATE_LIMIT] if isinstance(item, dict) and item.get("content")]
 
 

@@ -20,14 +20,16 @@ Left alone: code that reads a secret from somewhere (`os.environ['DB_PASSWORD']`
 keys and certificates. `<private>...</private>` spans are dropped whole.
 `redaction.mode: refuse` turns any finding into an error instead.
 
-Every pattern is linear: bounded repetitions, no nested quantifiers, and each detector
-runs only where a cheap substring marker shows it could match.
+Every pattern is linear (bounded repetitions, no quantifier inside another) and starts with
+a literal, or runs only where a cheap substring marker shows it could match: a 50 KB body
+is scrubbed in a few milliseconds. tests/secrets_corpus.py measures recall and false positives.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
 import math
 import re
@@ -36,7 +38,7 @@ from . import errors
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator
+    from typing import Any, Iterator
 
 class _Lazy:
     """A regex compiled when first used: hooks import this module on every tool call, and
@@ -63,11 +65,11 @@ _SHELL_STOP = r"[^\n|;&]{0,200}?"  # the rest of one shell command, lazily
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 # (kind, lower-case markers of which one must occur (none: the pattern's literal start is as quick
-# to search for), pattern, characters that may not come just before a match). The secret is the group named "secret..." when the pattern has one, else the
-# whole match. Earlier detectors win overlaps. Patterns start with a literal (fast to search for):
-# the character before a match is checked in Python rather than with a look-behind, which would
-# make the regex engine try every position. A pattern starting with (?i) is tried only where
-# one of its markers occurs.
+# to search for), pattern, characters that may not come just before a match). The secret is the
+# group named "secret..." when the pattern has one, else the whole match. Earlier detectors win
+# overlaps. The character before a match is checked in Python rather than with a look-behind,
+# which would make the regex engine try every position instead of searching for the literal.
+# A pattern starting with (?i) is tried only where one of its markers occurs.
 _PATTERNS: list[tuple[str, tuple[str, ...], str, str]] = [
     # AKIA long-term, ASIA temporary; AIDA, AROA and the like are ids of users and roles, not credentials
     ("aws-access-key", ("akia", "asia", "abia", "acca"),
@@ -172,14 +174,14 @@ _PROSE_WORDS = frozenset("""
     strength length based only here there below above again instead please enter provide
     """.split())
 _REFERENCE = _Lazy(r"""^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|\$[{(]|%\(|%[A-Za-z_][A-Za-z0-9_]*%$|@[A-Za-z_.]+@$|"""
-                        r"""\{\{|<[^>]*>?$|\[[^\]]*\]?$|\(|\{|#\{|process\.env|os\.|env\.|ENV\[|"""
-                        r"""self\.|this\.|config\.|settings\.|cfg\.|conf\.|args\.|options\.|opts\.|params\.|"""
-                        r"""request\.|req\.|ctx\.|context\.|secrets\.|vault:|ssm:|arn:|op://|keyring:)""")
+                   r"""\{\{|<[^>]*>?$|\[[^\]]*\]?$|\(|\{|#\{|process\.env|os\.|env\.|ENV\[|"""
+                   r"""self\.|this\.|config\.|settings\.|cfg\.|conf\.|args\.|options\.|opts\.|params\.|"""
+                   r"""request\.|req\.|ctx\.|context\.|secrets\.|vault:|ssm:|arn:|op://|keyring:)""")
 _MASKED = _Lazy(r"^(?:[*x•.#?-]{3,}|x{3,}.*|\*{3,}.*|.*\*{3,}|\.\.\.|…)$", re.I)
 _PLACEHOLDER_PARTS = _Lazy(r"example|placeholder|changeme|change[-_]me|your[-_ ]?(?:own[-_ ]?)?(?:pass|secret|"
-                                r"token|key|api|app|client|access|db|aws)|my[-_]?(?:pass|secret|token|api|access)|"
-                                r"redacted|dummy|replace[-_ ]?me|insert[-_ ]|<|>|\{\{|\}\}|\$\{|%\(|%s\b|\{\}|^\{\w*\}$",
-                                re.I)
+                           r"token|key|api|app|client|access|db|aws)|my[-_]?(?:pass|secret|token|api|access)|"
+                           r"redacted|dummy|replace[-_ ]?me|insert[-_ ]|<|>|\{\{|\}\}|\$\{|%\(|%s\b|\{\}|"
+                           r"^\{\w*\}$", re.I)
 _IDENTIFIER = _Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 _CLASSES = (_Lazy(r"[a-z]"), _Lazy(r"[A-Z]"), _Lazy(r"[0-9]"), _Lazy(r"[^A-Za-z0-9]"))
 _NOT_ALNUM = _Lazy(r"[^A-Za-z0-9]")
@@ -198,8 +200,8 @@ def _entropy(value: str) -> float:
 def is_placeholder(value: str) -> bool:
     """A value that stands for a secret rather than being one: a reference, a mask, a stock example."""
     stripped = value.strip()
-    return (len(stripped) < 3 or stripped.lower().strip("'\"`") in _PLACEHOLDER_WORDS or bool(_REFERENCE.match(stripped))
-            or bool(_MASKED.match(stripped)) or bool(_PLACEHOLDER_PARTS.search(stripped)))
+    return (len(stripped) < 3 or stripped.lower().strip("'\"`") in _PLACEHOLDER_WORDS
+            or bool(_REFERENCE.match(stripped) or _MASKED.match(stripped) or _PLACEHOLDER_PARTS.search(stripped)))
 
 
 def _word_like(value: str) -> bool:
@@ -213,9 +215,10 @@ def _generated(value: str) -> bool:
     """A token a service generated: mostly letters and digits, with digits or both cases, not words."""
     if len(value) < 8 or any(char.isspace() or char == "\\" for char in value) or _word_like(value):
         return False
-    lower, upper, digit, other = (bool(pattern.search(value)) for pattern in _CLASSES)
+    lower, upper, digit, _ = (bool(pattern.search(value)) for pattern in _CLASSES)
     alnum = len(value) - len(_NOT_ALNUM.findall(value))
-    return alnum >= 0.6 * len(value) and (digit and (lower or upper) or lower and upper) and not _mostly_words(value)
+    return alnum >= 0.6 * len(value) and (digit and (lower or upper) or lower and upper) and \
+        not _mostly_words(value)
 
 
 def _mostly_words(value: str) -> bool:
@@ -240,8 +243,8 @@ def _looks_random(token: str) -> bool:
     core = token.rstrip("=")
     if not 32 <= len(core) <= _TOKEN_MAX or "=" in core or core.startswith("eyJ"):
         return False  # `=` inside is an assignment, not base64 padding; eyJ is base64 of a JSON object
-    if not (re.search(r"[a-z]", core) and re.search(r"[A-Z]", core) and re.search(r"[0-9]", core)):
-        return False
+    if not all(pattern.search(core) for pattern in _CLASSES[:3]):
+        return False  # generated tokens of this length have lower case, upper case and digits
     if re.fullmatch(r"[0-9a-fA-F_-]+", core) or _mostly_words(core):
         return False
     worded = [part for part in re.split(r"[/_-]+", core) if len(part) >= 4 and _mostly_words(part)]
@@ -286,6 +289,7 @@ _NEUTRAL = frozenset("value val string str b64 base64 hex raw plain plaintext da
                      "prod production dev development staging stage live local default".split())
 
 
+@functools.lru_cache(maxsize=4096)
 def _name_class(name: str) -> str | None:
     """"password", "token" or "key" when `name` names a credential of that strength, else None."""
     segments = [segment.lower() for segment in _SEGMENTS.findall(name)]
@@ -351,6 +355,8 @@ def _value_after(text: str, name_start: int, name_end: int, strength: str, flag:
             cursor += 1
     gap = _spaces(text, cursor)
     cursor += gap
+    if not gap and text[cursor:cursor + 1] not in (":", "=", "<", "|", ",", ">"):
+        return None  # tokenizer(, api_key.strip(), key] ...: not an assignment
     if before == "<" and text[cursor:cursor + 1] == ">":  # <password>x</password>
         close = text.find("<", cursor + 1, cursor + _LOOK)
         if close == -1 or "\n" in text[cursor + 1:close]:
@@ -369,9 +375,9 @@ def _value_after(text: str, name_start: int, name_end: int, strength: str, flag:
             cursor += len(separator)
             break
     if form is None:
-        attribute = re.match(r"\s{1,3}value\s{0,3}=", text[cursor - gap:cursor - gap + 20]) if quoted_name else None
+        attribute = _VALUE_ATTRIBUTE.match(text, cursor - gap, cursor - gap + 20) if quoted_name else None
         if attribute:  # <add key="DbPassword" value="x"/>
-            form, cursor = "=", cursor - gap + attribute.end()
+            form, cursor = "=", attribute.end()
         elif quoted_name and text[cursor:cursor + 1] == "," and \
                 text[max(0, name_start - 3):name_start - 1].rstrip(" ").endswith("("):  # f("password", "x")
             form, cursor = ",", cursor + 1
@@ -424,6 +430,7 @@ def _line_before(text: str, index: int) -> str:
 _ENV_LEADS = ("export", "ENV", "env", "set", "SET", "setenv", "-", "-e", "--env", "declare -x", "readonly", "local",
               "$env:", "--build-arg", "-D", "sudo", "&&", ";", "|", "(")
 _PAIR = _Lazy(r"[A-Za-z_][\w.-]{0,60}=")
+_VALUE_ATTRIBUTE = _Lazy(r"\s{1,3}value\s{0,3}=")
 _PAIR_AFTER = _Lazy(r"\s+[A-Za-z_][\w.-]*=[^\s=]")
 
 
@@ -450,7 +457,8 @@ def _netrc_like(text: str, name_start: int) -> bool:
 _ENGLISH_ENDINGS = ("ed", "ing", "able", "ible", "ly", "tion", "ment", "ness", "ful", "less", "ous", "ive")
 
 
-def _accept(text: str, start: int, end: int, strength: str, form: str, line_ends: bool = True) -> tuple[int, int] | None:
+def _accept(text: str, start: int, end: int, strength: str, form: str,
+            line_ends: bool = True) -> tuple[int, int] | None:
     """[start, end) when the value there, given to a name of `strength` in syntax `form`, is a secret."""
     value = text[start:end]
     if not value.strip() or is_placeholder(value) or PLACEHOLDER.search(value):
@@ -508,8 +516,6 @@ _KEY_LINE = _Lazy(r"[ \t]*(?:[A-Za-z0-9+/=]{4,}|[A-Za-z-]{2,40}: [^\n]*)?[ \t]*\
 def _private_keys(text: str) -> Iterator[tuple[int, int]]:
     """PEM and PGP private key blocks: BEGIN to END, or to the last line of the key when cut short.
     A BEGIN line not followed by key material (prose naming the marker) is left alone."""
-    import bisect
-
     ends = [match.end() for match in _PRIVATE_END.finditer(text)]
     for begin in _PRIVATE_BEGIN.finditer(text):
         if not _KEY_BODY.search(text, begin.end(), begin.end() + 300):
@@ -532,7 +538,7 @@ def _matches(pattern: re.Pattern[str], markers: tuple[str, ...], not_after: str,
              lower: str) -> Iterator[re.Match[str]]:
     """The pattern's matches not preceded by a character of `not_after`; a case-insensitive
     pattern is tried only where one of its markers occurs."""
-    if pattern.flags & re.IGNORECASE and len(lower) == len(text):
+    if pattern.pattern.startswith("(?i)") and len(lower) == len(text):
         starts = sorted(index for marker in markers for index in _occurrences(lower, marker))
         found: Iterator[re.Match[str] | None] = (pattern.match(text, index) for index in starts)
     else:
@@ -551,8 +557,6 @@ def _occurrences(text: str, word: str) -> Iterator[int]:
 
 def _public_keys(text: str, lower: str) -> Iterator[tuple[int, int]]:
     """Certificates and public keys, whose base64 is published on purpose."""
-    import bisect
-
     if "-----begin" in lower:
         ends = [match.end() for match in _PUBLIC_END.finditer(text)]
         for begin in _PUBLIC_BEGIN.finditer(text):
@@ -596,8 +600,6 @@ def _long_tokens(text: str) -> Iterator[tuple[int, int]]:
 
 def findings(text: str) -> Iterator[Finding]:
     """Every secret in `text` (overlaps resolved: the earlier detector, then the earlier match wins)."""
-    import bisect
-
     lower = text.lower()
     starts: list[int] = []  # the spans taken so far: disjoint, sorted by start
     ends: list[int] = []
@@ -686,8 +688,9 @@ def scrub(text: str, mode: str = "redact", what: str = "content") -> tuple[str, 
             break
         kinds += [finding.kind for finding in found]
         if mode == "refuse":
-            raise errors.InvalidInput(f"the {what} contains what looks like a secret ({', '.join(dict.fromkeys(kinds))})",
-                                      "remove it, wrap it in <private>...</private>, or set redaction.mode to redact")
+            raise errors.InvalidInput(
+                f"the {what} contains what looks like a secret ({', '.join(dict.fromkeys(kinds))})",
+                "remove it, wrap it in <private>...</private>, or set redaction.mode to redact")
         pieces, cursor = [], 0
         for finding in found:
             pieces += [text[cursor:finding.start], f"[REDACTED:{finding.kind}]"]
