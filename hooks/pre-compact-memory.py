@@ -18,10 +18,7 @@ def handle(payload: dict) -> dict | None:
     workspace, _ = workspace_for(payload)
     state = session.load()
     slug = capture.write_session_memory(workspace, session.id, state)
-    notes = capture.session_notes(state)
-    summary = "\n".join(notes[:30])
-    if slug:
-        summary += f"\nFull notes: `memory read {slug}`."
+    summary = capture.compact_notes(state, slug)
     session.update(lambda current: current.update(compact_notes=summary, session_memory=slug))
     return None
 

@@ -20,6 +20,8 @@ examples:
 Values are parsed as JSON when they can be (true, 30, ["a","b"]), else taken as text.
 The project file (.claude/memory/config.json) deep-merges over the global one
 (~/.claude/memory/config.json); both are checked against schemas/config.schema.json.
+The project file is committed, so a value that looks like a credential is refused there:
+keep keys in the environment (embedding.apiKeyEnv names the variable holding the API key).
 """
 
 
@@ -42,7 +44,7 @@ def main(argv: list[str]) -> int:
         print(f"{'Removed' if removed else 'Not set:'} {args.key} in {target}")
         return 0
     if args.value is not None:
-        config.set_key(target, args.key, config.parse_value(args.value))
+        config.set_key(target, args.key, config.parse_value(args.value), shared=args.scope == "project")
         print(f"Set {args.key} = {json.dumps(config.parse_value(args.value), ensure_ascii=False)} in {target}")
         return 0
 

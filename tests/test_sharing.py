@@ -12,7 +12,7 @@ from helpers import Env
 SECRETS = {
     "private-key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
                    "-----END OPENSSH PRIVATE KEY-----",
-    "aws-access-key": "AKIAIOSFODNN7EXAMPLE",
+    "aws-access-key": "AKIAQ3EGW7RX2M4N5P6K",  # AKIAIOSFODNN7EXAMPLE is AWS's published example: left alone
     "github-token": "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
     "gitlab-token": "glpat-xP4Hq9Lm2Nv8Rt6Ws1Yz",
     "slack-token": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from . import clock, errors, memory, store
+from . import clock, errors, memory, redact, store
 from .gotchas import glob_match, relative_path
 from .scopes import Workspace
 
@@ -208,10 +208,20 @@ STATE_LIMIT = 500  # entries per list kept in the session state
 
 
 def note_todos(state: dict[str, Any], todos: Any) -> None:
-    """Keep Claude's latest todo list (TodoWrite) in the session state for the session memory."""
+    """Keep Claude's latest todo list (TodoWrite) in the session state for the session memory,
+    secrets redacted: the state file is on disk, and its notes come back after compaction."""
     if isinstance(todos, list):
-        state["todos"] = [{"content": str(item.get("content") or ""), "status": str(item.get("status") or "")}
+        state["todos"] = [{"content": redact.scrub(str(item["content"]))[0], "status": str(item.get("status") or "")}
                           for item in todos[:STATE_LIMIT] if isinstance(item, dict) and item.get("content")]
+
+
+def compact_notes(state: dict[str, Any], slug: str | None) -> str:
+    """What SessionStart puts back after compaction: the session's notes, secrets redacted
+    (they are kept in the session state file until then)."""
+    summary = "\n".join(session_notes(state)[:30])
+    if slug:
+        summary += f"\nFull notes: `memory read {slug}`."
+    return redact.scrub(summary)[0]
 
 
 def note_written(state: dict[str, Any], slug: str | None) -> None:

@@ -108,6 +108,28 @@ def check(data: dict[str, Any], path: Path | str) -> None:
                                  "fix that key, or run `memory config` to see the effective settings")
 
 
+SECRET_HINT = ("keep credentials out of config.json: put the key in an environment variable and name the variable, "
+               "e.g. `memory config embedding.apiKeyEnv OPENAI_API_KEY --scope project`")
+
+
+def refuse_secrets(value: Any, where: Path | str, dotted: str = "") -> None:
+    """Raise InvalidInput when a setting in `value` looks like a credential: the project's
+    config.json is committed with the project, so a secret there would be shared with everyone."""
+    from . import redact
+
+    if isinstance(value, dict):
+        for key, item in value.items():
+            refuse_secrets(item, where, f"{dotted}.{key}" if dotted else str(key))
+    elif isinstance(value, list):
+        for item in value:
+            refuse_secrets(item, where, dotted)
+    elif isinstance(value, str):
+        _, kinds = redact.scrub_labelled(value, dotted.rsplit(".", 1)[-1])
+        if kinds:
+            raise errors.InvalidInput(f"{dotted or 'a setting'} in {where} looks like a secret ({', '.join(kinds)}); "
+                                      "that file is committed with the project, so nothing was written", SECRET_HINT)
+
+
 def merge(base: dict[str, Any], override: dict[str, Any], origin: str, sources: dict[str, str],
           prefix: str = "") -> dict[str, Any]:
     """Deep-merge `override` into a copy of `base`, recording the origin of every leaf."""
@@ -156,10 +178,13 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def set_key(path: Path, dotted: str, value: Any) -> dict[str, Any]:
-    """Set one dotted key in the config file at `path` (validated before it is written)."""
+def set_key(path: Path, dotted: str, value: Any, *, shared: bool = False) -> dict[str, Any]:
+    """Set one dotted key in the config file at `path` (validated before it is written).
+    `shared`: the file is committed with the project, and a secret-looking value is refused."""
     from . import fsutil
 
+    if shared:
+        refuse_secrets(value, path, dotted)
     data = read_file(path) or {}
     node = data
     parts = dotted.split(".")

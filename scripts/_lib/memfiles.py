@@ -167,7 +167,7 @@ def read(workspace: Workspace, given: str) -> tuple[MemoryPath, str]:
 def write(workspace: Workspace, given: str, content: str) -> MemoryPath:
     """Create or replace a memory file after verifying `content`."""
     target = resolve(workspace, given, for_write=True)
-    text = verify(target, redact.clean(workspace, content))
+    text = verify(target, _without_secrets(workspace, target, content))
     with _lock_for(workspace, target):
         _refuse_symlinks(given, memory_dir(workspace), target.relative)  # again, under the lock
         fsutil.write_atomically(target.path, text)
@@ -203,12 +203,34 @@ def update_json(workspace: Workspace, given: str, *, patch: str | None = None,
         else:
             assert jq is not None
             updated = run_jq(jq, current_text)
+        updated = _clean_json(workspace, target, updated)
         text = json.dumps(updated, indent=2, ensure_ascii=False) + "\n"
         verify(target, text)
         _refuse_symlinks(given, memory_dir(workspace), target.relative)
         fsutil.write_atomically(target.path, text)
         _after_write(workspace, target)
     return target, updated
+
+
+def _without_secrets(workspace: Workspace, target: MemoryPath, content: str) -> str:
+    """`content` with its secrets redacted: JSON value by value (see _clean_json), other text whole."""
+    if target.relative.lower().endswith(".json"):
+        try:
+            value = json.loads(content)
+        except ValueError:
+            return content  # verify() says what is wrong with it
+        cleaned = _clean_json(workspace, target, value)
+        return content if cleaned == value else json.dumps(cleaned, indent=2, ensure_ascii=False) + "\n"
+    return redact.clean(workspace, content, target.display)
+
+
+def _clean_json(workspace: Workspace, target: MemoryPath, value: Any) -> Any:
+    """A JSON value with its secrets redacted, each string judged under its key
+    (`{"password": "hunter2"}`), so the file stays valid JSON. config.json is left to verify(),
+    which refuses a secret there: it is committed, and a redacted setting would not work."""
+    if target.relative == "config.json":
+        return value
+    return redact.clean_values(workspace, value, target.display)
 
 
 def verify(target: MemoryPath, content: str) -> str:
@@ -234,6 +256,7 @@ def verify(target: MemoryPath, content: str) -> str:
                 raise errors.ConfigError(f"{target.display} must hold a JSON object",
                                          "`memory config KEY VALUE --scope project` changes one setting safely")
             config.check(value, target.display)
+            config.refuse_secrets(value, target.display)
     elif lower.endswith(".md") and target.is_memory_location:
         from . import memory
 

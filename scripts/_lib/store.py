@@ -190,9 +190,8 @@ def new_memory_path(catalog: Catalog, slug: str, memory_type: str) -> Path:
 
 def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> memory.Memory:
     """Create a memory (FR-001, FR-005); links in `new.links` are made in both directions."""
-    new = validate_new(new)
-    new.title, new.content = redact.clean(workspace, new.title, "title"), redact.clean(workspace, new.content)
-    new.fields = redact.clean_values(workspace, new.fields)
+    new = validate_new(_redacted(workspace, new))
+    _refuse_secret_names(new.tags, new.slug)
     target_scope = workspace.scope(scope)
     if new.links and not target_scope.exists():  # refuse before creating the scope's directory
         links.refuse_missing(workspace, target_scope.name, new.links[0])
@@ -235,6 +234,23 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
             catalog.export()
     _refresh_entrypoint(workspace, target_scope.name, {created.type, "decision" if superseded else ""})
     return created
+
+
+def _redacted(workspace: Workspace, new: NewMemory) -> NewMemory:
+    """`new` with secrets out of its title, content and fields (keys holding one are refused),
+    before anything is derived from them: tags and the slug come from the title."""
+    title = redact.clean(workspace, new.title, "title") if isinstance(new.title, str) else new.title
+    content = redact.clean(workspace, new.content) if isinstance(new.content, str) else new.content
+    return NewMemory(title, new.type, new.tags, content, new.slug, new.links, new.created, new.updated,
+                     redact.clean_values(workspace, new.fields))
+
+
+def _refuse_secret_names(tags: Iterable[str], slug: str | None = None) -> None:
+    """A tag or slug is a name: one holding a secret is refused, as a redaction marker would be an odd name."""
+    for tag in tags:
+        redact.require_clean(tag, "tag", "tags name topics: remove the credential from --tags")
+    if slug:
+        redact.require_clean(slug, "slug", "give a --slug without the credential")
 
 
 def _supersede(catalog: Catalog, newer: memory.Memory, older_slug: str) -> memory.Memory:
@@ -322,6 +338,7 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
         if getattr(changes, name) is not None:
             setattr(changes, name, redact.clean(workspace, getattr(changes, name), what))
     changes.fields = redact.clean_values(workspace, changes.fields)
+    _refuse_secret_names(memory.parse_tags(changes.tags) + memory.parse_tags(changes.add_tags))
     found_scope, _ = locate(workspace, slug, scope)
     with catalog_for(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from .scopes import Workspace
 
-from . import clock
+from . import clock, redact
 from .tasks import MAX_TITLE, TaskStore, sort_ids
 
 
@@ -162,7 +162,8 @@ def todo_items(todos: object) -> list[tuple[str, str]]:
         if not isinstance(todo, dict) or todo.get("status") not in TODO_STATUSES:
             continue
         content = todo.get("content")
-        title = " ".join(content.split())[:MAX_TITLE].rstrip() if isinstance(content, str) else ""
+        # redacted as the task store will store it, so a todo holding a secret matches its task next time
+        title = " ".join(redact.scrub(content)[0].split())[:MAX_TITLE].rstrip() if isinstance(content, str) else ""
         if title:
             items.append((title, TODO_STATUSES[todo["status"]]))
     return items
