@@ -75,10 +75,13 @@ def hook_log(env: Env) -> str:
 # -- SubagentStop validation --------------------------------------------------------------------------
 
 def plan_for(env: Env, *task_args: str, agent: str = "testplugin:implementer", start: bool = True) -> None:
+    """Epic 1 > feature 1.1 > tasks 1.1.1 (for `agent`, with `task_args`) and 1.1.2; the
+    test commands trusted, as the user does once (tests/test_task_safety.py covers refusal)."""
     env.ok("task", "add", "--title", "Epic")
     env.ok("task", "add", "--title", "Feature", "--parent", "1")
     env.ok("task", "add", "--title", "Build it", "--parent", "1.1", "--agent", agent, *task_args)
     env.ok("task", "add", "--title", "Other", "--parent", "1.1")
+    env.ok("task", "trust")
     if start:
         env.ok("task", "status", "1.1.1", "in-progress")
 
