@@ -4,8 +4,9 @@ SubagentStop: the stopping agent's in-progress tasks get their `tests` run (with
 limit) and their `deliverables` checked; results are recorded and a task that passes
 both is marked done and rolled up. Test commands come from files a repository brings
 along, so they run only once the user has trusted them for this repository
-(tasktrust.py); a task with a command not trusted is left as it is. TodoWrite: Claude's todo list is mirrored into tasks
-under a per-session feature, so the plan survives the session.
+(tasktrust.py); a task with a command not trusted is left as it is. TodoWrite: Claude's
+todo list is mirrored into tasks under a per-session feature, so the plan survives the
+session.
 """
 
 from __future__ import annotations
