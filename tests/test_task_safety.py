@@ -30,6 +30,8 @@ from typing import Any
 import pytest
 
 from helpers import HOOKS, REPO, SCRIPTS, Env, snapshot
+from test_hardening import _fill as fill
+from test_hardening import small_disk  # noqa: F401 - a fixture: a small tmpfs, where mounting is allowed
 
 AGENT = "testplugin:implementer"
 SECRET = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -282,19 +284,20 @@ CHANGES = {
 
 
 def _failing_writes(monkeypatch: pytest.MonkeyPatch, first: int, *, every_later: bool = False) -> list[int]:
-    """Make the `first`-th write of a task file or the journal raise ENOSPC (and, with `every_later`, all after)."""
+    """Make the `first`-th write of a task file or the journal meet ENOSPC (with `every_later`, all after too),
+    below `fsutil.write_atomically`, which turns it into the NoSpace error a full disk gives."""
     from _lib import fsutil
 
-    real, calls = fsutil.write_atomically, [0]
+    real, calls = fsutil._write_atomically, [0]
 
-    def write(path: Path, *args: Any, **kwargs: Any) -> None:
+    def write(path: Path, *args: Any) -> None:
         if path.parent.name == "tasks" or path.name == "tasks.journal":
             calls[0] += 1
             if calls[0] == first or (every_later and calls[0] > first):
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, *args, **kwargs)
+        real(path, *args)
 
-    monkeypatch.setattr(fsutil, "write_atomically", write)
+    monkeypatch.setattr(fsutil, "_write_atomically", write)
     return calls
 
 
@@ -311,8 +314,9 @@ def test_a_write_failing_with_enospc_at_any_file_changes_nothing(env: Env, monke
             calls = _failing_writes(patch, failing)
             try:
                 CHANGES[change](tasks.TaskStore(_workspace(env)))
-            except errors.Error as exc:
-                assert "No space left on device" in exc.message and "nothing was changed" in exc.message
+            except errors.NoSpace as exc:
+                assert exc.message.startswith("no space left on the device holding ")
+                assert exc.message.endswith("; nothing was changed") and "free some space" in (exc.hint or "")
                 failures += 1
             else:
                 assert calls[0] < failing, "the change succeeded although a write failed"
@@ -332,9 +336,10 @@ def test_when_undoing_fails_too_the_next_command_completes_the_change(env: Env,
     base_plan(env)
     with monkeypatch.context() as patch:
         _failing_writes(patch, 4, every_later=True)  # the journal, the child and 1.1 written, then the disk is full
-        with pytest.raises(errors.Error) as raised:
+        with pytest.raises(errors.NoSpace) as raised:
             CHANGES["add"](tasks.TaskStore(_workspace(env)))
-    assert "could not be undone" in raised.value.message and "completes the change" in (raised.value.hint or "")
+    assert "could not be undone" in raised.value.message
+    assert "then the next task command completes it" in (raised.value.hint or "")
     assert (env.project_dir / ".cache" / "tasks.journal").exists()
     env.ok("task", "list")
     assert "1.1.2" in task_file(env, "1.1")["children"] and task_file(env, "1.1")["status"] == "in-progress"
@@ -345,19 +350,39 @@ def test_an_index_write_failing_after_the_change_is_only_a_warning(env: Env, mon
     from _lib import fsutil, tasks
 
     base_plan(env)
-    real = fsutil.write_atomically
+    real = fsutil._write_atomically
 
-    def write(path: Path, *args: Any, **kwargs: Any) -> None:
+    def write(path: Path, *args: Any) -> None:
         if path.name == "task-index.json":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, *args, **kwargs)
+        real(path, *args)
 
-    monkeypatch.setattr(fsutil, "write_atomically", write)
+    monkeypatch.setattr(fsutil, "_write_atomically", write)
     workspace = _workspace(env)
     tasks.TaskStore(workspace).set_status("2.1.1", "done")
     assert any("task-index.json was not updated" in warning for warning in workspace.warnings)
     monkeypatch.undo()
     assert task_file(env, "2.1.1")["status"] == "done"
+    assert_whole(env)
+
+
+def test_a_full_disk_refuses_task_changes_in_one_line_and_changes_nothing(small_disk: Path) -> None:
+    """A real full disk (a small tmpfs): each change is refused with one error line, the task
+    files stay as they were, reading works; with room again every change goes through."""
+    (small_disk / "home").mkdir()
+    subprocess.run(["git", "init", "-q", str(small_disk / "project")], check=True)
+    env = Env(small_disk, small_disk / "home", small_disk / "project")
+    base_plan(env)
+    fill(small_disk)
+    before = snapshot(tasks_dir(env))
+    for argv in OPERATIONS.values():
+        refused = env.fails(*argv)
+        assert refused.err.startswith("error: no space left on the device") and refused.err.count("\n") == 2
+        assert snapshot(tasks_dir(env)) == before, argv
+    assert env.ok("task", "validate").out.startswith("OK: ")
+    (small_disk / "filler").unlink()
+    for name in ("add", "status", "update", "delete"):  # the delete removes the updated task
+        env.ok(*OPERATIONS[name])
     assert_whole(env)
 
 

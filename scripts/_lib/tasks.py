@@ -83,6 +83,7 @@ STAMP_NAME = "task-index.stamp"
 INDEX_NAME = "task-index.json"
 JOURNAL_NAME = "tasks.journal"
 JOURNAL_VERSION = 1
+REFUSED = (OSError, errors.NoSpace, errors.ReadOnly)  # how the storage refuses a write
 
 
 # -- ids ------------------------------------------------------------------------------------
@@ -352,7 +353,7 @@ class TaskStore:
                         self._entries = entries
                 finally:
                     self._locked = False
-        except OSError as exc:  # e.g. a read-only checkout: use the files without writing the index
+        except REFUSED as exc:  # e.g. a read-only checkout, a full disk: use the files without writing the index
             self.workspace.warn(f"cannot update {INDEX_NAME} ({_reason(exc)}): using the task files as they are")
             self._entries = self._read_all_entries()
 
@@ -465,17 +466,16 @@ class TaskStore:
                         self._load()  # finishes what a killed command left, if anything
                     else:
                         self._recover()
-                except OSError as exc:
-                    raise errors.Error(f"the task store cannot be brought up to date ({_reason(exc)})",
-                                       "fix the cause (a full disk, the permissions of .claude/memory), "
-                                       "then retry") from None
+                except REFUSED as exc:
+                    raise _refused(exc, "the task store cannot be brought up to date (a killed command left a "
+                                        "change to complete)") from None
                 yield self
                 self._commit()
                 if self._dirty:
                     changed = True
                     try:
                         self._write_index()
-                    except OSError as exc:  # the change is made; the derived index follows next time
+                    except REFUSED as exc:  # the change is made; the derived index follows next time
                         self.workspace.warn(f"{INDEX_NAME} was not updated ({_reason(exc)}); "
                                             "the next task command rebuilds it")
             except BaseException:
@@ -522,7 +522,6 @@ class TaskStore:
         pending, self._pending = self._pending, {}
         if not pending:
             return
-        nothing = "fix the cause (a full disk, the permissions of .claude/memory/tasks), then retry"
         journaled = len(pending) > 1
         try:
             before = {name: _read_bytes(self.tasks_dir / name) for name in pending}
@@ -531,23 +530,22 @@ class TaskStore:
                           "files": [{"name": name, "before": _digest(before[name]), "after": text}
                                     for name, text in pending.items()]}
                 fsutil.write_atomically(self.journal_path, json.dumps(record, ensure_ascii=False))
-        except OSError as exc:
-            raise errors.Error(f"the task files could not be written ({_reason(exc)}); nothing was changed",
-                               nothing) from None
+        except REFUSED as exc:
+            raise _refused(exc, "the task files could not be written", "; nothing was changed") from None
         written: list[str] = []
         try:
             for name, text in pending.items():
                 self._put(name, None if text is None else text.encode("utf-8"))
                 written.append(name)
             fsutil.sync_directory(self.tasks_dir)
-        except OSError as exc:
+        except REFUSED as exc:
             if not self._put_back(written, before):
-                raise errors.Error(f"writing the task files failed halfway ({_reason(exc)}) and could not be undone",
-                                   "fix the cause (a full disk?): the next task command completes the change") from None
+                raise _refused(exc, "the task files could not be written",
+                               "; the change was written halfway and could not be undone",
+                               "the next task command completes it") from None
             if journaled:
                 fsutil.remove_file(self.journal_path)
-            raise errors.Error(f"the task files could not be written ({_reason(exc)}); nothing was changed",
-                               nothing) from None
+            raise _refused(exc, "the task files could not be written", "; nothing was changed") from None
         if journaled:
             fsutil.remove_file(self.journal_path)
 
@@ -565,7 +563,7 @@ class TaskStore:
         for name in reversed(names):
             try:
                 self._put(name, before[name])
-            except OSError:
+            except REFUSED:
                 restored = False
         fsutil.sync_directory(self.tasks_dir)
         return restored
@@ -1252,5 +1250,16 @@ def _digest(data: bytes | None) -> str | None:
     return None if data is None else f"{len(data)}:{zlib.crc32(data):08x}"
 
 
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
+def _reason(exc: OSError | errors.Error) -> str:
+    return exc.message if isinstance(exc, errors.Error) else exc.strerror or str(exc)
+
+
+def _refused(exc: OSError | errors.Error, message: str, outcome: str = "", then: str = "") -> errors.Error:
+    """The error for a write the storage refused: its typed error (no space, read-only) in its
+    own words, else `message (reason)`; then `outcome`, and `then` added to the hint."""
+    typed = exc if isinstance(exc, errors.Error) else errors.storage_error(exc, "the task files")
+    if typed is None:
+        typed = errors.Error(f"{message} ({_reason(exc)})",
+                             "fix the cause (the permissions of .claude/memory/tasks?), then retry")
+    hint = f"{typed.hint}; then {then}" if then and typed.hint else then or typed.hint
+    return type(typed)(typed.message + outcome, hint)
