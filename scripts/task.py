@@ -31,6 +31,8 @@ examples:
   memory task update 1.1.2 --patch '{"tests": ["pytest -q tests/api"], "description": null}'
   memory task delete 1.1 --cascade
   memory task validate --fix
+  memory task trust --list                                           # the test commands, trusted or not
+  memory task trust                                                  # allow them to run in this repository
 
 Tasks live in .claude/memory/tasks/<id>.json; ids are WBS style (1 epic, 1.2 feature,
 1.2.3 task) and assigned in order. A parent's status is rolled up from its children
@@ -38,6 +40,13 @@ Tasks live in .claude/memory/tasks/<id>.json; ids are WBS style (1 epic, 1.2 fea
 done leaf tasks under it (a task without children counts itself) and is kept in the
 index. A dependency on X waits for all of X, and tasks inherit their ancestors'
 dependencies. task-index.json is derived and rebuilt when stale.
+
+When a subagent stops, the tasks assigned to it are validated: their --test commands
+run in the project directory. Those commands come from the task files, which a clone or
+a pull may bring, so they run only once you have trusted them for this repository with
+`memory task trust` (kept outside the repository; a new or changed command needs it again).
+
+A command killed halfway leaves nothing half done: the next task command completes it.
 """
 
 STATUS_MARK = {"pending": " ", "in-progress": "~", "done": "x"}
@@ -87,12 +96,14 @@ def run_add(store: tasks.TaskStore, args: argparse.Namespace) -> int:
     result = store.add(args.title, parent=args.parent, dependencies=_id_list(",".join(args.depends)),
                        description=args.description, deliverables=args.deliverable, tests=args.test,
                        criteria=args.criterion, agent=args.agent)
-    if args.json:
-        _cli.emit_json(result)
-        return 0
     task = result["task"]
+    untrusted = _untrusted_tests(store, task)
+    if args.json:
+        _cli.emit_json({**result, "untrustedTests": untrusted})
+        return 0
     print(f"Created {task['type']} {task['id']}: {task['title']}")
     _print_rolled(result["rolledUp"])
+    _print_trust_note(untrusted)
     return 0
 
 
@@ -259,10 +270,12 @@ def run_update(store: tasks.TaskStore, args: argparse.Namespace) -> int:
     if not patch:
         raise errors.InvalidInput("nothing to update", "give --set KEY=VALUE or --patch JSON")
     result = store.update(args.id, patch)
+    untrusted = _untrusted_tests(store, result["task"])
     if args.json:
-        _cli.emit_json(result)
+        _cli.emit_json({**result, "untrustedTests": untrusted})
     elif result["changed"]:
         print(f"Updated {result['task']['id']}: {', '.join(result['changed'])}")
+        _print_trust_note(untrusted if "tests" in result["changed"] else [])
     else:
         print(f"{result['task']['id']} unchanged")
     return 0
@@ -338,6 +351,64 @@ def run_validate(store: tasks.TaskStore, args: argparse.Namespace) -> int:
     return 0
 
 
+def build_trust(sub: argparse.ArgumentParser) -> None:
+    sub.epilog = """\
+examples:
+  memory task trust --list     # every test command of the task files, trusted or not
+  memory task trust            # allow exactly these commands to run in this repository
+  memory task trust --revoke   # allow none
+
+When a subagent stops, the test commands of its tasks run only when trusted here. The
+record lives outside the repository (~/.claude/memory/.cache/task-trust.json), keyed by
+the repository's real path, and holds a digest of each command: a command that is new
+or changed (a pull, a branch, an edit) is not run until you trust the commands again.
+"""
+    mode = sub.add_mutually_exclusive_group()
+    mode.add_argument("--list", action="store_true", help="show the commands and whether each is trusted")
+    mode.add_argument("--revoke", action="store_true", help="forget the commands trusted for this repository")
+
+
+def run_trust(store: tasks.TaskStore, args: argparse.Namespace) -> int:
+    from _lib import tasktrust
+
+    workspace = store.workspace
+    repository = tasktrust.repository(workspace)
+    if args.revoke:
+        revoked = tasktrust.revoke(workspace)
+        if args.json:
+            _cli.emit_json({"repository": repository, "revoked": revoked})
+        else:
+            print(f"No test command is trusted for {repository} any more." if revoked
+                  else f"No test command was trusted for {repository}.")
+        return 0
+    commands = tasktrust.store_commands(store)
+    allowed = tasktrust.trusted(workspace)
+    new = [command for command in commands if tasktrust.digest(command) not in allowed]
+    changed = not args.list and set(map(tasktrust.digest, commands)) != set(allowed)
+    if changed:
+        tasktrust.trust(workspace, list(commands))
+    trusted_now = not args.list
+    rows = [{"command": command, "tasks": ids, "trusted": trusted_now or command not in new, "new": command in new}
+            for command, ids in commands.items()]
+    if args.json:
+        _cli.emit_json({"repository": repository, "changed": changed, "commands": rows})
+        return 0
+    if not rows:
+        print(f"No task in {repository} has test commands: nothing to trust.")
+        return 0
+    print(f"Test commands of the tasks in {repository} (run when a subagent stops):")
+    for row in rows:
+        mark = "new    " if row["new"] else "trusted"
+        print(f"  {mark}  {tasktrust.shown(row['command'])}  ({', '.join(row['tasks'])})")
+    if args.list:
+        print(f"\n{len(new)} not trusted: `memory task trust` allows them." if new else "\nAll trusted.")
+    elif changed:
+        print(f"\nTrusted {len(rows)} command{'' if len(rows) == 1 else 's'} for {repository}.")
+    else:
+        print("\nNothing new to trust.")
+    return 0
+
+
 def build_rebuild(sub: argparse.ArgumentParser) -> None:
     pass
 
@@ -362,6 +433,20 @@ def _fraction(store: tasks.TaskStore, entry: dict[str, Any]) -> str:
     return f"{progress['completed']}/{progress['total']}"
 
 
+def _untrusted_tests(store: tasks.TaskStore, task: dict[str, Any]) -> list[str]:
+    """The task's test commands not trusted for this repository (they will not run at SubagentStop)."""
+    if not task.get("tests"):
+        return []
+    from _lib import tasktrust
+
+    return tasktrust.untrusted(store.workspace, tasktrust.test_commands(task))
+
+
+def _print_trust_note(untrusted: list[str]) -> None:
+    if untrusted:
+        print("  its test commands run when a subagent stops once you trust them: `memory task trust`")
+
+
 def _print_rolled(rolled: list[dict[str, Any]]) -> None:
     for item in rolled:
         progress = item["progress"]
@@ -380,6 +465,7 @@ COMMANDS = {
     "delete": (run_delete, build_delete, "delete a task (refused while it has children or dependants)"),
     "validate": (run_validate, build_validate, "check every invariant from the files (exit 1 on a problem)"),
     "rebuild-index": (run_rebuild, build_rebuild, "rebuild task-index.json from tasks/*.json"),
+    "trust": (run_trust, build_trust, "allow the tasks' test commands to run in this repository"),
 }
 
 

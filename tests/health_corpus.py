@@ -380,7 +380,32 @@ def build(project: Path, global_dir: Path, count: int, reindex: Callable[[], Any
     for spec in (g1, g2):
         (project / f"{spec.slug}.md").write_text(spec.text(), encoding="utf-8")
     b.expect("graph-drift", min(g1.slug, g2.slug), max(g1.slug, g2.slug), fixable=True)
+    plant_task_problems(b, project, global_dir)
     return Corpus(b.expected, b.broken, sum(len(specs) for specs in b.specs.values()) + 1)  # + the odd type
+
+
+def plant_task_problems(b: Builder, project: Path, global_dir: Path) -> None:
+    """A child its parent does not list (what a killed add left before the journal), an
+    unreadable task file, and a task-index.json written by the tools then edited by hand."""
+    from _lib import tasks
+    from _lib.scopes import Workspace
+
+    tasks_dir = project / "tasks"
+    tasks_dir.mkdir()
+    for task_id, parent in (("1", None), ("1.1", "1")):
+        entity = {"id": task_id, "type": tasks.type_of(task_id), "title": f"Task {task_id}", "status": "pending",
+                  "parent": parent, "children": [], "dependencies": []}
+        (tasks_dir / f"{task_id}.json").write_text(json.dumps(entity), encoding="utf-8")
+    b.expect("task-structure", "1.1.json", fixable=True)
+    (tasks_dir / "2.json").write_text("{not json", encoding="utf-8")
+    b.broken.add(tasks_dir / "2.json")
+    b.expect("task-invalid", "2.json", fixable=False)
+    tasks.TaskStore(Workspace(project.parent.parent, {"HOME": str(global_dir.parent.parent)})).rebuild()
+    index_path = project / tasks.INDEX_NAME
+    index = json.loads(index_path.read_text())
+    index["tasks"][0]["status"] = "done"
+    index_path.write_text(json.dumps(index), encoding="utf-8")
+    b.expect("task-index-drift", tasks.INDEX_NAME, fixable=True)
 
 
 class Corpus:

@@ -75,10 +75,13 @@ def hook_log(env: Env) -> str:
 # -- SubagentStop validation --------------------------------------------------------------------------
 
 def plan_for(env: Env, *task_args: str, agent: str = "testplugin:implementer", start: bool = True) -> None:
+    """Epic 1 > feature 1.1 > tasks 1.1.1 (for `agent`, with `task_args`) and 1.1.2; the
+    test commands trusted, as the user does once (tests/test_task_safety.py covers refusal)."""
     env.ok("task", "add", "--title", "Epic")
     env.ok("task", "add", "--title", "Feature", "--parent", "1")
     env.ok("task", "add", "--title", "Build it", "--parent", "1.1", "--agent", agent, *task_args)
     env.ok("task", "add", "--title", "Other", "--parent", "1.1")
+    env.ok("task", "trust")
     if start:
         env.ok("task", "status", "1.1.1", "in-progress")
 
@@ -289,7 +292,7 @@ def test_an_internal_error_is_logged_and_the_hook_still_exits_0(env: Env) -> Non
     (env.project_dir / "tasks").write_text("not a directory")  # the task store cannot be created
     env.unchecked.add(env.project_dir / "tasks")
     run_hook(env, "todowrite-capture", todo_write(env, [todo("Something", "pending")]))
-    assert "Error" in hook_log(env)
+    assert "Not a directory" in hook_log(env)  # the cause, whether raised as it came or as a refused write
 
 
 def test_hooks_only_use_the_standard_library(env: Env) -> None:

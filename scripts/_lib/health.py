@@ -91,6 +91,11 @@ KINDS: dict[str, str] = {
     "cache-orphaned": WARNING,
     "cache-wrong-model": WARNING,
     "cache-stale": WARNING,
+    # the task store (project scope), as `memory task validate` checks it
+    "task-invalid": ERROR,            # unreadable or breaking the schema; a missing parent or dependency; a cycle
+    "task-structure": ERROR,          # parent, children, type or status not following from the ids and the
+                                      # children (a merge, an older version's killed add): missed by roll-up, tree
+    "task-index-drift": WARNING,      # task-index.json changed by hand or by another tool
 }
 
 _TIMESTAMP_LINE = re.compile(r"^(created|updated)[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.M)
@@ -215,8 +220,34 @@ def check(workspace: Workspace, scope: str | None = None) -> Report:
             catalog = catalogs.get(target.name)
             if catalog is not None:
                 elsewhere = other_scopes(catalogs, target.name)
-                reports.append(Analysis(catalog, snapshots[target.name], elsewhere, workspace.config).run().report())
+                analysis = Analysis(catalog, snapshots[target.name], elsewhere, workspace.config).run()
+                analysis.problems += task_problems(workspace, target)
+                reports.append(analysis.report())
     return Report(reports)
+
+
+def task_problems(workspace: Workspace, scope: Scope) -> list[Problem]:
+    """The task store's problems (project scope), from `TaskStore.check`; fixable is what
+    `TaskStore.fix` derives from the ids and statuses. Call without holding the scope lock:
+    the task store takes its own lock, then the scope's to replace task-index.json."""
+    if scope.name != "project" or not (scope.root / "tasks").is_dir():
+        return []
+    from . import tasks
+
+    found = []
+    for item in tasks.TaskStore(workspace).check()["problems"]:
+        task_id, fixable = item["id"], item["fixable"]
+        if task_id == tasks.INDEX_NAME:
+            kind, path, message = "task-index-drift", scope.root / task_id, f"{task_id} {item['message']}"
+            hint = "`memory repair` (or `memory task rebuild-index`) rebuilds it from the task files"
+        else:
+            kind = "task-structure" if fixable else "task-invalid"
+            path, message = scope.root / "tasks" / f"{task_id}.json", f"task {task_id}: {item['message']}"
+            hint = ("`memory repair` (or `memory task validate --fix`) derives it from the ids and statuses"
+                    if fixable else "fix the task with `memory task update` or the file with `memory file write`, "
+                                    "then run `memory task validate`")
+        found.append(Problem(kind, scope.name, None, path, message, hint, fixable=fixable))
+    return found
 
 
 @contextlib.contextmanager

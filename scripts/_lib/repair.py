@@ -11,6 +11,10 @@ Rules (README: Health, quality and repair):
 - frontmatter: tags lower-cased (spaces and underscores become hyphens), missing `created` /
   `updated` filled from the file's modification time, timestamps rewritten as quoted UTC.
 - embedding caches: invalid, orphaned, stale or wrong-model files removed (recomputed on use).
+- the task store (project scope): parent, children, type and rolled-up status derived from the
+  ids and statuses (`memory task validate --fix`: a child its parent does not list is adopted, a
+  listed child that does not exist is dropped), task-index.json rebuilt. It runs after the scope
+  lock is released, under the task store's own lock.
 
 Repair never deletes or renames a memory and does not bump `updated` (it changes no knowledge).
 It holds the scope lock throughout, writes each file atomically and keeps a copy of every file it
@@ -39,6 +43,7 @@ from . import clock, errors, frontmatter, fsutil, graph, health, memory
 _INDEX_KINDS = ("index-missing", "index-unreadable", "index-drift")
 _GRAPH_KINDS = tuple(kind for kind in health.KINDS if kind.startswith("graph-") and kind != "graph-unbacked-edge")
 _CACHE_KINDS = ("cache-invalid", "cache-orphaned", "cache-wrong-model", "cache-stale")
+_TASK_KINDS = ("task-structure", "task-index-drift")
 
 
 class Action:
@@ -102,12 +107,16 @@ def repair(workspace: Workspace, scope: str | None = None, *, dry_run: bool = Fa
                 results.append(ScopeRepair(target, [], [], f"the {target.name} scope is read-only for you; an "
                                            f"administrator can run `memory repair --scope {target.name}`"))
                 continue
+            task_problems = health.task_problems(workspace, target)  # before the scope lock (see there)
             with _holding(catalog, dry_run):
                 analysis = health.Analysis(catalog, snapshots[target.name],
                                            health.other_scopes(catalogs, target.name), workspace.config).run()
+                analysis.problems += task_problems
                 plan = Plan(analysis)
                 if not dry_run:
                     plan.apply()
+            if not dry_run:
+                plan.apply_tasks(workspace)
             remaining = [problem for problem in analysis.problems if not problem.fixable]
             results.append(ScopeRepair(target, plan.actions, remaining))
         for other in opened:
@@ -222,6 +231,7 @@ class Plan:
         self._frontmatter(fixable)
         self._references(fixable)
         self._caches(fixable)
+        self.task_fixes = self._tasks(fixable)
         for slug in self.reread:
             self._act("reread-memory", slug, "re-read into the catalog: it was out of step with the file")
 
@@ -378,7 +388,24 @@ class Plan:
                 reason = problem.kind.replace("cache-", "").replace("-", " ")
                 self._act("remove-cache", problem.slug, f"removed {problem.path.name} ({reason})", problem.path)
 
+    def _tasks(self, fixable: list[health.Problem]) -> bool:
+        """Plan the task store's fixes; whether there are any."""
+        found = [problem for problem in fixable if problem.kind in _TASK_KINDS]
+        for problem in found:
+            how = ("rebuilt from the task files" if problem.kind == "task-index-drift"
+                   else "derived from the ids and statuses")
+            self._act("fix-task", None, f"{problem.message}: {how}", problem.path)
+        return bool(found)
+
     # -- applying -------------------------------------------------------------------------------
+
+    def apply_tasks(self, workspace: Workspace) -> None:
+        """Carry out the task store's fixes. Call without the scope lock: the task store takes
+        its own lock, then the scope's to replace task-index.json."""
+        if self.task_fixes:
+            from . import tasks
+
+            tasks.TaskStore(workspace).fix()
 
     def apply(self) -> None:
         """Carry out the plan (the caller holds the scope lock)."""

@@ -34,6 +34,7 @@ PROJECT_GITIGNORE = """\
 /.cache/
 /.embedding-cache/
 /.*.tmp
+/tasks/.*.tmp
 /*.orig
 # Personal memories (local scope) stay on this machine.
 /local/
@@ -46,6 +47,7 @@ PREDECESSOR_GITIGNORE = """\
 /.cache/
 /.embedding-cache/
 /.*.tmp
+/tasks/.*.tmp
 /*.orig
 # Personal memories (local scope) stay on this machine.
 /local/

@@ -2,8 +2,11 @@
 
 SubagentStop: the stopping agent's in-progress tasks get their `tests` run (with a time
 limit) and their `deliverables` checked; results are recorded and a task that passes
-both is marked done and rolled up. TodoWrite: Claude's todo list is mirrored into tasks
-under a per-session feature, so the plan survives the session.
+both is marked done and rolled up. Test commands come from files a repository brings
+along, so they run only once the user has trusted them for this repository
+(tasktrust.py); a task with a command not trusted is left as it is. TodoWrite: Claude's
+todo list is mirrored into tasks under a per-session feature, so the plan survives the
+session.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ if TYPE_CHECKING:
 
     from .scopes import Workspace
 
-from . import clock, redact
+from . import clock, redact, tasktrust
 from .tasks import MAX_TITLE, TaskStore, sort_ids
 
 
@@ -86,10 +89,12 @@ def validate_agent_tasks(workspace: Workspace, agent_type: str, *, test_timeout:
     """SubagentStop: check the in-progress tasks assigned to the stopping agent.
 
     Runs each task's `tests` in the project directory (time-limited), checks its
-    `deliverables` exist, records `validationResults`, and marks the task done when
-    both pass and its dependencies are done (then rolls up). Tasks with neither tests
-    nor deliverables have nothing to check and are left alone. The tests run without
-    the lock; the results are recorded under it, if the task is still in progress.
+    `deliverables` exist, records `validationResults` (test output redacted), and marks
+    the task done when both pass and its dependencies are done (then rolls up). Tasks with
+    neither tests nor deliverables have nothing to check and are left alone; a task with
+    a test command the user has not trusted for this repository is not checked at all
+    (its outcome lists the commands under `untrusted`). The tests run without the lock;
+    the results are recorded under it, if the task is still in progress.
     """
     import time
 
@@ -99,6 +104,7 @@ def validate_agent_tasks(workspace: Workspace, agent_type: str, *, test_timeout:
     per_test = TEST_TIMEOUT if test_timeout is None else test_timeout
     deadline = time.monotonic() + budget
     checked: list[tuple[str, dict[str, Any]]] = []
+    refused: list[dict[str, Any]] = []
     for task_id in sort_ids(store.entries):
         entry = store.entries[task_id]
         if entry["status"] != "in-progress" or not agent_matches(entry.get("agent") or "", agent_type):
@@ -106,12 +112,22 @@ def validate_agent_tasks(workspace: Workspace, agent_type: str, *, test_timeout:
         if any(child in store.entries for child in entry["children"]):
             continue
         entity = store.task(task_id)
-        tests = [test for test in entity.get("tests") or [] if isinstance(test, str) and test.strip()]
+        tests = tasktrust.test_commands(entity)
         deliverables = [item for item in entity.get("deliverables") or [] if isinstance(item, str) and item.strip()]
         if not tests and not deliverables:
             continue
+        untrusted = tasktrust.untrusted(workspace, tests)
+        if untrusted:
+            refused.append({"id": task_id, "testsPass": None, "deliverablesExist": None, "done": False,
+                            "blockedBy": [], "untrusted": untrusted})
+            continue
         started = time.monotonic()
         runs = [run_test(test, workspace.project_dir, min(per_test, deadline - time.monotonic())) for test in tests]
+        if runs:
+            from . import redact
+
+            for run in runs:  # what a test prints may hold a secret, and task files are committed
+                run["outputTail"] = redact.scrub(run["outputTail"], "redact", "test output")[0]
         missing = [item for item in deliverables if not deliverable_exists(workspace.project_dir, item)]
         checked.append((task_id, {
             "testsPass": all(run["exitCode"] == 0 for run in runs),
@@ -122,7 +138,7 @@ def validate_agent_tasks(workspace: Workspace, agent_type: str, *, test_timeout:
             "tests": runs,
             "missingDeliverables": missing,
         }))
-    outcomes: list[dict[str, Any]] = []
+    outcomes: list[dict[str, Any]] = list(refused)
     if not checked:
         return outcomes
     with store.mutation():

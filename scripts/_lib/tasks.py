@@ -22,9 +22,19 @@ Invariants kept by every change (and checked by `TaskStore.check`):
   and a cycle in it is refused and named (`1.2 -> 1.3 -> 1.2`);
 - a task whose dependencies (own or inherited) are not done is set done only with force.
 
-Every mutation holds the task store's lock (`<memory>/.cache/tasks.lock`), writes each
-changed file atomically (a status change writes the task, plus each ancestor whose
-rolled-up status changes) and rewrites the index once at the end.
+Every mutation holds the task store's lock (`<memory>/.cache/tasks.lock`) and changes
+nothing on disk until it has succeeded: the files it changes (a status change writes the
+task, plus each ancestor whose rolled-up status changes) are written together at the end,
+then the index once. Several files are one change, so they are committed through a
+journal (`<memory>/.cache/tasks.journal`, each file's old checksum and new text) written
+before the first of them: a command killed halfway leaves the journal, and the next
+command (a read too) completes the change under the lock before it uses the store, so it
+never sees a child its parent does not list, a parent listing a deleted child, or a half
+cascade. A file changed by someone else since (a checkout) is left as it is and the
+rest is reported to `memory task validate --fix`. A write that fails (a full disk) puts
+back the files already written; temp files of killed writes in tasks/ are removed by the
+next command. Stores damaged otherwise (merges, hand edits, older versions) are reported
+by `memory task validate` and `memory health`, and fixed by `--fix` and `memory repair`.
 """
 
 from __future__ import annotations
@@ -71,6 +81,9 @@ KEY_ORDER = ("id", "type", "title", "description", "status", "parent", "children
 LOCK_NAME = "tasks.lock"
 STAMP_NAME = "task-index.stamp"
 INDEX_NAME = "task-index.json"
+JOURNAL_NAME = "tasks.journal"
+JOURNAL_VERSION = 1
+REFUSED = (OSError, errors.NoSpace, errors.ReadOnly)  # how the storage refuses a write
 
 
 # -- ids ------------------------------------------------------------------------------------
@@ -212,12 +225,15 @@ class TaskStore:
         self.index_path: Path = self.root / INDEX_NAME
         self.stamp_path: Path = self.scope.cache_dir / STAMP_NAME
         self.lock_path: Path = self.scope.cache_dir / LOCK_NAME
+        self.journal_path: Path = self.scope.cache_dir / JOURNAL_NAME
         self._entries: dict[str, dict[str, Any]] | None = None
         self._entities: dict[str, dict[str, Any]] = {}
         self._locked = False
         self._dirty = False
         self._stamps: dict[str, str] | None = None  # the task files' stamps, once scanned
         self._touched: set[str] = set()             # file names written or removed since
+        self._leftovers = False                     # the scan found temp files of killed writes
+        self._pending: dict[str, str | None] = {}   # file name -> new text (None: remove), until commit
 
     # -- the index ------------------------------------------------------------------------
 
@@ -244,12 +260,16 @@ class TaskStore:
         return errors.NotFound(f"task {task_id} does not exist", "`memory task list` shows the task ids")
 
     def _scan(self) -> dict[str, str] | None:
-        """name -> "inode:mtime:size" of every tasks/*.json; None without a tasks directory."""
+        """name -> "inode:mtime:size" of every tasks/*.json; None without a tasks directory.
+
+        Also notes temp files of killed writes (`_leftovers`), which the next locked pass removes."""
+        self._leftovers = False
         try:
             names = os.listdir(self.tasks_dir)
             fd = os.open(self.tasks_dir, os.O_RDONLY)
         except OSError:
             return None
+        self._leftovers = any(fsutil.is_temp_name(name) for name in names)
         stamps = {}
         try:
             for name in names:
@@ -288,12 +308,15 @@ class TaskStore:
         return [info.st_ino, info.st_mtime_ns, info.st_size]
 
     def _fresh_index(self) -> dict[str, dict[str, Any]] | None:
-        """The index's entries when it is current with the files; None when it must be rebuilt."""
+        """The index's entries when it is current with the files; None when it must be rebuilt
+        (or a killed command left something to finish first: a journal, temp files)."""
         self._stamps, self._touched = None, set()  # look at the directory afresh
         try:
             with open(self.stamp_path, encoding="utf-8") as handle:
                 stamp = json.load(handle)
             if stamp.get("index") != self._index_stamp() or stamp.get("tasks") != self.fingerprint():
+                return None
+            if self._leftovers or os.path.exists(self.journal_path):
                 return None
             with open(self.index_path, encoding="utf-8") as handle:
                 data = json.load(handle)
@@ -315,12 +338,14 @@ class TaskStore:
             self._entries = {}  # no task store here yet: create nothing on a read
             return
         if self._locked:
+            self._recover()
             self.rebuild()
             return
         try:
             with fsutil.exclusive_lock(self.lock_path, what="task store"):
                 self._locked = True
                 try:
+                    self._recover()
                     entries = self._fresh_index()  # someone may have rebuilt it while we waited
                     if entries is None:
                         self.rebuild()
@@ -328,8 +353,8 @@ class TaskStore:
                         self._entries = entries
                 finally:
                     self._locked = False
-        except OSError as exc:  # e.g. a read-only checkout: use the files without writing the index
-            self.workspace.warn(f"cannot write {INDEX_NAME}: {exc.strerror}")
+        except REFUSED as exc:  # e.g. a read-only checkout, a full disk: use the files without writing the index
+            self.workspace.warn(f"cannot update {INDEX_NAME} ({_reason(exc)}): using the task files as they are")
             self._entries = self._read_all_entries()
 
     def _read_all_entries(self) -> dict[str, dict[str, Any]]:
@@ -419,7 +444,9 @@ class TaskStore:
 
     @contextlib.contextmanager
     def mutation(self, *, load: bool = True) -> Iterator[TaskStore]:
-        """Hold the task store lock with the index fresh; the index is rewritten at the end if changed."""
+        """Hold the task store lock with the index fresh; when the block succeeds, its changed
+        files are committed together (`_commit`) and the index is rewritten. When it raises,
+        nothing was written."""
         if self._locked:
             yield self
             return
@@ -430,16 +457,32 @@ class TaskStore:
         with fsutil.exclusive_lock(self.lock_path, what="task store"):
             self._locked = True
             self._dirty = False
+            self._pending = {}
             try:
                 self._entities = {}
                 self._entries = None
-                if load:
-                    self._load()
+                try:
+                    if load:
+                        self._load()  # finishes what a killed command left, if anything
+                    else:
+                        self._recover()
+                except REFUSED as exc:
+                    raise _refused(exc, "the task store cannot be brought up to date (a killed command left a "
+                                        "change to complete)") from None
                 yield self
+                self._commit()
                 if self._dirty:
-                    self._write_index()
                     changed = True
+                    try:
+                        self._write_index()
+                    except REFUSED as exc:  # the change is made; the derived index follows next time
+                        self.workspace.warn(f"{INDEX_NAME} was not updated ({_reason(exc)}); "
+                                            "the next task command rebuilds it")
+            except BaseException:
+                self._entities, self._entries = {}, None  # forget what was not written
+                raise
             finally:
+                self._pending = {}
                 self._locked = False
         if changed and self.refresh_index_md:  # after the lock: rendering index.md reads the tasks
             from . import entrypoint
@@ -448,10 +491,10 @@ class TaskStore:
                 entrypoint.refresh(self.workspace)
 
     def _save(self, entity: dict[str, Any]) -> None:
-        """Write an entity file and its index entry (progress: the caller rolls it up the chain)."""
+        """Change an entity file (written at commit) and its index entry (progress: the caller
+        rolls it up the chain)."""
         entity.pop("progress", None)  # derived: kept in the index only
-        fsutil.write_atomically(self.tasks_dir / f"{entity['id']}.json", dumps(entity))
-        self._touched.add(f"{entity['id']}.json")
+        self._pending[f"{entity['id']}.json"] = dumps(entity)
         self._entities[entity["id"]] = entity
         entry, _ = index_entry(entity, entity["id"])
         assert entry is not None, entity
@@ -460,11 +503,122 @@ class TaskStore:
         self._dirty = True
 
     def _remove(self, task_id: str) -> None:
-        fsutil.remove_file(self.tasks_dir / f"{task_id}.json")
-        self._touched.add(f"{task_id}.json")
+        self._pending[f"{task_id}.json"] = None
         self._entities.pop(task_id, None)
         self.entries.pop(task_id, None)
         self._dirty = True
+
+    # -- committing and recovering ----------------------------------------------------------
+
+    def _commit(self) -> None:
+        """Write the pending task files: all of them, or none.
+
+        Two or more files are journaled first (their old checksums and new texts), so a
+        command killed while writing them is completed by the next one (`_recover`). A
+        write that fails puts back what was already written and drops the journal; only
+        when that fails too (the disk still full) does the journal stay, for the next
+        command to complete the change.
+        """
+        pending, self._pending = self._pending, {}
+        if not pending:
+            return
+        journaled = len(pending) > 1
+        try:
+            before = {name: _read_bytes(self.tasks_dir / name) for name in pending}
+            if journaled:
+                record = {"version": JOURNAL_VERSION,
+                          "files": [{"name": name, "before": _digest(before[name]), "after": text}
+                                    for name, text in pending.items()]}
+                fsutil.write_atomically(self.journal_path, json.dumps(record, ensure_ascii=False))
+        except REFUSED as exc:
+            raise _refused(exc, "the task files could not be written", "; nothing was changed") from None
+        written: list[str] = []
+        try:
+            for name, text in pending.items():
+                self._put(name, None if text is None else text.encode("utf-8"))
+                written.append(name)
+            fsutil.sync_directory(self.tasks_dir)
+        except REFUSED as exc:
+            if not self._put_back(written, before):
+                raise _refused(exc, "the task files could not be written",
+                               "; the change was written halfway and could not be undone",
+                               "the next task command completes it") from None
+            if journaled:
+                fsutil.remove_file(self.journal_path)
+            raise _refused(exc, "the task files could not be written", "; nothing was changed") from None
+        if journaled:
+            fsutil.remove_file(self.journal_path)
+
+    def _put(self, name: str, data: bytes | None) -> None:
+        """Write (or, for None, remove) one task file; the caller syncs the directory."""
+        if data is None:
+            fsutil.remove_file(self.tasks_dir / name)
+        else:
+            fsutil.write_atomically(self.tasks_dir / name, data, sync_dir=False)
+        self._touched.add(name)
+
+    def _put_back(self, names: list[str], before: dict[str, bytes | None]) -> bool:
+        """Restore files to what they held before this commit; False when one could not be."""
+        restored = True
+        for name in reversed(names):
+            try:
+                self._put(name, before[name])
+            except REFUSED:
+                restored = False
+        fsutil.sync_directory(self.tasks_dir)
+        return restored
+
+    def recover(self) -> None:
+        """Finish what a killed command left (see `_recover`); cheap when it left nothing."""
+        self._stamps = None
+        self.fingerprint()
+        if self._leftovers or os.path.exists(self.journal_path):
+            with self.mutation(load=False):
+                pass
+
+    def _recover(self) -> None:
+        """With the lock held: remove temp files of killed writes and complete a journaled change.
+
+        Each journaled file already holding its new text is left; one still holding its old
+        text (by checksum) is written; one changed by someone else since is kept as it is and
+        reported, since the journal is older than that change.
+        """
+        if fsutil.remove_stale_temps(self.tasks_dir):
+            self._stamps = None
+        try:
+            raw = self.journal_path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self.workspace.warn(f"cannot read {self.journal_path}: {_reason(exc)}")
+            return
+        try:
+            record = json.loads(raw)
+            files = [(item["name"], item["before"], item["after"]) for item in record["files"]]
+            if record.get("version") != JOURNAL_VERSION or not all(
+                    _is_task_file_name(name) and isinstance(after, (str, type(None))) for name, _, after in files):
+                raise ValueError("unknown format")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.workspace.warn(f"ignored an unreadable task journal ({exc}); "
+                                "`memory task validate` checks what it may have left")
+            fsutil.remove_file(self.journal_path)
+            return
+        kept: list[str] = []
+        for name, old, new in files:
+            data = None if new is None else new.encode("utf-8")
+            current = _digest(_read_bytes(self.tasks_dir / name))
+            if current == _digest(data):
+                continue
+            if current != old:
+                kept.append(name)
+                continue
+            self._put(name, data)
+        fsutil.sync_directory(self.tasks_dir)
+        fsutil.remove_file(self.journal_path)
+        self._stamps = None
+        if kept:
+            self.workspace.warn(f"an interrupted task change was completed except for {', '.join(kept)}, "
+                                "changed since; `memory task validate --fix` repairs what follows from the ids")
 
     # -- structure queries -------------------------------------------------------------------
 
@@ -653,7 +807,10 @@ class TaskStore:
 
         title = clean_title(redact.clean(self.workspace, title, "title"))
         description = redact.clean(self.workspace, description, "description") if description else description
-        criteria = [redact.clean(self.workspace, item, "criterion") for item in criteria]
+        criteria = redact.clean_values(self.workspace, list(criteria), "acceptance criteria")
+        deliverables = redact.clean_values(self.workspace, list(deliverables), "deliverables")
+        tests = redact.clean_values(self.workspace, list(tests), "test commands")
+        agent = redact.clean(self.workspace, agent, "agent") if isinstance(agent, str) else agent
         with self.mutation():
             if parent is not None:
                 parent = check_id(parent, what="parent")
@@ -743,9 +900,7 @@ class TaskStore:
                                           "fields you can update: " + ", ".join(PATCHABLE))
         from . import redact
 
-        for key in ("title", "description"):
-            if isinstance(patch.get(key), str):
-                patch = {**patch, key: redact.clean(self.workspace, patch[key], key)}
+        patch = {key: redact.clean_values(self.workspace, value, key) for key, value in patch.items()}
         with self.mutation():
             task_id = self.entry(task_id)["id"]
             entity = self.task(task_id)
@@ -860,16 +1015,22 @@ class TaskStore:
     # -- validation ------------------------------------------------------------------------------
 
     def check(self) -> dict[str, Any]:
-        """Every invariant, checked from the files: {tasks, problems: [{id, message}], warnings}."""
+        """Every invariant, checked from the files: {tasks, problems: [{id, message, fixable}], warnings}.
+
+        `fixable`: `fix` repairs it (it follows from the ids and statuses). What a killed
+        command left is completed first, as every command does.
+        """
         from . import schema
 
+        if self.tasks_dir.is_dir():
+            self.recover()
         task_schema = schema.load("task")
-        problems: list[dict[str, str]] = []
+        problems: list[dict[str, Any]] = []
         warnings: list[dict[str, str]] = []
         entities: dict[str, dict[str, Any]] = {}
 
-        def problem(task_id: str, message: str) -> None:
-            problems.append({"id": task_id, "message": message})
+        def problem(task_id: str, message: str, fixable: bool = False) -> None:
+            problems.append({"id": task_id, "message": message, "fixable": fixable})
 
         for stem, entity, trouble in self.read_files():
             if trouble:
@@ -887,7 +1048,7 @@ class TaskStore:
         self._check_structure(entities, problem, warnings)
         index_problems = self._index_problems(entities)
         for message in index_problems:
-            problem(INDEX_NAME, message)
+            problem(INDEX_NAME, message, True)
         if not index_problems:  # leave a stale or missing index rebuilt, as every command does
             count = len(self.workspace.warnings)
             with contextlib.suppress(errors.Error):
@@ -948,21 +1109,21 @@ class TaskStore:
                 entry = entries[task_id]
                 if entry["type"] != type_of(task_id):
                     problem(task_id, f"type is {entry['type']} but a depth-{task_id.count('.') + 1} id is "
-                                     f"{_article(type_of(task_id))}")
+                                     f"{_article(type_of(task_id))}", True)
                 expected = parent_of(task_id)
                 if entry["parent"] != expected:
                     problem(task_id, f"parent is {entry['parent'] or 'null'} but the parent of {task_id} "
-                                     f"is {expected or 'null'}")
+                                     f"is {expected or 'null'}", True)
                 if expected is not None:
                     if expected not in entries:
                         problem(task_id, f"its parent {expected} does not exist")
                     elif task_id not in entries[expected]["children"]:
-                        problem(task_id, f"its parent {expected} does not list it among its children")
+                        problem(task_id, f"its parent {expected} does not list it among its children", True)
                 for child in entry["children"]:
                     if child not in entries:
-                        problem(task_id, f"lists child {child}, which does not exist")
+                        problem(task_id, f"lists child {child}, which does not exist", True)
                     elif parent_of(child) != task_id or entries[child]["parent"] != task_id:
-                        problem(task_id, f"lists child {child}, whose parent is {entries[child]['parent']}")
+                        problem(task_id, f"lists child {child}, whose parent is {entries[child]['parent']}", True)
                 for dep in entry["dependencies"]:
                     if dep not in entries:
                         problem(task_id, f"depends on {dep}, which does not exist")
@@ -970,7 +1131,7 @@ class TaskStore:
                 if children:
                     rolled = rolled_status(entries[child]["status"] for child in children)
                     if rolled != entry["status"]:
-                        problem(task_id, f"status is {entry['status']} but its children roll up to {rolled}")
+                        problem(task_id, f"status is {entry['status']} but its children roll up to {rolled}", True)
                 if entry["status"] == "done" and not children:
                     blocked = [dep for dep in self.blockers(task_id) if dep in entries]
                     if blocked:
@@ -1067,3 +1228,38 @@ def _strings(values: Iterable[str], option: str) -> list[str]:
 
 def _article(word: str) -> str:
     return f"an {word}" if word[0] in "aeiou" else f"a {word}"
+
+
+def _is_task_file_name(name: object) -> bool:
+    return isinstance(name, str) and name.endswith(".json") and bool(ID_RE.match(name[:-5]))
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _digest(data: bytes | None) -> str | None:
+    """Length and CRC-32 of a file's bytes: enough to tell whether someone changed it since
+    (whoever can write task files needs no collision to change them), and cheaper to import
+    than hashlib for a command that must start fast."""
+    import zlib
+
+    return None if data is None else f"{len(data)}:{zlib.crc32(data):08x}"
+
+
+def _reason(exc: OSError | errors.Error) -> str:
+    return exc.message if isinstance(exc, errors.Error) else exc.strerror or str(exc)
+
+
+def _refused(exc: OSError | errors.Error, message: str, outcome: str = "", then: str = "") -> errors.Error:
+    """The error for a write the storage refused: its typed error (no space, read-only) in its
+    own words, else `message (reason)`; then `outcome`, and `then` added to the hint."""
+    typed = exc if isinstance(exc, errors.Error) else errors.storage_error(exc, "the task files")
+    if typed is None:
+        typed = errors.Error(f"{message} ({_reason(exc)})",
+                             "fix the cause (the permissions of .claude/memory/tasks?), then retry")
+    hint = f"{typed.hint}; then {then}" if then and typed.hint else then or typed.hint
+    return type(typed)(typed.message + outcome, hint)
