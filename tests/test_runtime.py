@@ -342,6 +342,28 @@ def test_doctor_reports_derived_files_out_of_step(env: Any) -> None:
     assert project["index"]["state"] == "current"
 
 
+def test_doctor_reads_a_store_of_the_earlier_plugin_and_changes_nothing(env: Any) -> None:
+    import predecessor_store
+
+    store = predecessor_store.build(env.project_dir, memories=20, edges=16)
+    env.unchecked.update(env.project_dir.rglob("*"))  # its files follow the earlier plugin's schema
+    refuse_embeddings(env.global_dir)
+    before = store.snapshot()
+    report = env.ok("doctor", "--json").json()  # before any other command: nothing catalogued yet
+    assert {"section": "scopes", "severity": "warning",
+            "message": "the project scope's catalog is behind its 20 memory files (20 not catalogued as they are): "
+                       "any memory command reads them again",
+            "fix": "memory list --scope project"} in report["findings"]
+    env.ok("list", "--scope", "project")
+    report = env.ok("doctor", "--json").json()
+    assert store.snapshot() == before
+    project = next(scope for scope in report["scopes"] if scope["scope"] == "project")
+    assert project["layout"].startswith("the earlier plugin's layout (permanent/, temporary/, archive/)")
+    assert (project["index"]["state"], project["graph"]["state"]) == ("foreign", "foreign")
+    assert (project["memories"], project["files"]) == (len(store.memories), 20)
+    assert [item for item in report["findings"] if item["section"] == "scopes"] == []
+
+
 def hook_log(env: Any) -> Path:
     path = env.home / ".claude" / "memory" / ".cache" / "plugin-data" / "hooks.log"
     path.parent.mkdir(parents=True, exist_ok=True)

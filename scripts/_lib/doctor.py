@@ -229,19 +229,22 @@ def _scope(report: Report, workspace: Workspace, scope: Scope) -> dict[str, Any]
     item["files"] = len(files)
     with index.open_catalog(workspace, scope, refresh=False) as catalog:
         assert catalog is not None
-        entries = {entry.slug: entry.index_entry() for entry in catalog.entries()}
-        unreadable = len(catalog.problems())
+        entries = {entry.slug: entry for entry in catalog.entries()}
+        known = {entry.relpath for entry in entries.values()}
+        known |= {problem.path.relative_to(root).as_posix() for problem in catalog.problems()}
         edges = json.loads(graph.render_file(catalog.conn))
     item["memories"] = len(entries)
-    reindex = f"memory reindex --scope {scope.name}"
-    if found.name in (layout.OURS, layout.MEMORY_GRAPH) and len(entries) + unreadable != len(files):
-        report.add("scopes", WARNING, f"the {scope.name} scope's catalog holds {len(entries)} memories, its "
-                   f"directory {len(files)} memory files: the next memory command reads them", reindex)
+    if known != set(files):
+        report.add("scopes", WARNING, f"the {scope.name} scope's catalog is behind its {len(files)} memory files "
+                   f"({len(known ^ set(files))} not catalogued as they are): any memory command reads them again",
+                   f"memory list --scope {scope.name}")
         return item
     if not scope.root_writable:
         return item  # its derived files are kept by whoever writes it
+    reindex = f"memory reindex --scope {scope.name}"
+    listed = {slug: entry.index_entry() for slug, entry in entries.items()}
     item["index"] = _derived(report, scope.name, root / index.INDEX_NAME, found.index,
-                             lambda data: data.get("memories") == entries, bool(entries), reindex)
+                             lambda data: data.get("memories") == listed, bool(entries), reindex)
     item["graph"] = _derived(report, scope.name, root / index.GRAPH_NAME, found.graph,
                              lambda data: data == edges, bool(edges), reindex)
     return item
