@@ -112,12 +112,19 @@ def _runs(python: str) -> bool:
     return os.path.isfile(python) and os.access(python, os.X_OK)
 
 
+def _starts(python: str) -> bool:
+    try:
+        return _runs(python) and subprocess.run([python, "-c", ""], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def _build_venv(data: Path) -> str | None:
     """Create (or update) $CLAUDE_PLUGIN_DATA/venv with requirements.txt; None when done, else why not."""
     venv = data / runtime.VENV_NAME
     python = runtime.venv_python(data)
     steps = []
-    if not (_runs(python) and subprocess.run([python, "-c", ""], capture_output=True, timeout=60).returncode == 0):
+    if not _starts(python):
         steps.append([_base(), "-m", "venv", "--clear", str(venv)])  # missing or broken: from scratch
     steps.append([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input",
                   "-r", str(runtime.REQUIREMENTS)])

@@ -149,7 +149,7 @@ def _packages(report: Report, data: Path, record: dict[str, Any], env: Mapping[s
     report.sections["packages"] = results if results is not None else []
     if results is None:
         report.add("packages", PROBLEM, f"{sys.executable} did not run the check of its packages",
-                   f"run `{sys.executable} -c 'import yaml, requests'` to see why")
+                   f"run `{runtime.quote(sys.executable)} -m site` to see why it fails with its site-packages")
         return
     lacking = [item for item in results if not item.get("ok")]
     if not lacking:

@@ -190,7 +190,7 @@ def missing(results: list[dict[str, Any]] | None) -> list[str]:
 def describe_missing(results: list[dict[str, Any]] | None) -> str:
     """'PyYAML (not installed), requests (version 2.0 installed, >=2.28 needed)'."""
     if results is None:
-        return "the interpreter does not run"
+        return "its packages could not be checked (it did not run the check)"
     return ", ".join(f"{item['name']} ({item.get('problem') or 'unusable'})" for item in results if not item.get("ok"))
 
 
