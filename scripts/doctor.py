@@ -64,7 +64,8 @@ def render(report: doctor.Report) -> str:
             lines.append(where + f"reachable (embeds with {status.get('model')}"
                          + (f", {status['dim']} dimensions" if status.get("dim") else "") + ")")
         else:
-            lines.append(where + "not usable" + (" (remembered from a recent check)" if embedding["remembered"] else ""))
+            remembered = " (remembered from a recent check)" if embedding["remembered"] else ""
+            lines.append(where + "not usable" + remembered)
     lines += _findings(report, "embedding")
     lines += _findings(report, "config", heading="Config")
     lines += ["", "Scopes"]

@@ -32,9 +32,8 @@ from embedding_stub import AUTH_SYNONYMS, EMBED, EmbeddingStub  # noqa: E402
 from _lib import fsutil, runtime  # noqa: E402
 
 RUN = REPO / "hooks" / "run"
-MEMORY = REPO / "bin" / "memory"
 SH = shutil.which("sh") or "/bin/sh"
-UNREACHABLE_INDEX = "http://127.0.0.1:9/simple"  # the discard port: nothing listens, connections are refused
+CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, connections are refused
 AUTH = [("OAuth token refresh fails", "The oauth2 refresh token expires when the session ends."),
         ("Login issues on Safari", "Users could not login because third-party cookies are blocked."),
         ("Auth errors after deploy", "The auth service answered 401 errors until keys rotated.")]
@@ -93,7 +92,7 @@ class Machine:
         done = subprocess.run(["memory", *args], capture_output=True, text=True, cwd=self.project, env=env,
                               timeout=120)
         if code is not None:
-            assert done.returncode == code, f"memory {' '.join(args)} exited {done.returncode}:\n{done.stdout}{done.stderr}"
+            assert done.returncode == code, f"memory {args}: exit {done.returncode}\n{done.stdout}{done.stderr}"
         assert "Traceback" not in done.stderr, done.stderr
         return done
 
@@ -103,10 +102,9 @@ class Machine:
     def recorded(self) -> str:
         return (self.data / "interpreter").read_text()
 
-    def configure_embedding(self, url: str) -> None:
-        config = self.project / ".claude" / "memory" / "config.json"
-        config.parent.mkdir(parents=True, exist_ok=True)
-        config.write_text(json.dumps({"embedding": {"endpoint": url}}))
+    @property
+    def memory_dir(self) -> Path:
+        return self.project / ".claude" / "memory"
 
 
 def bare_python(where: Path, *options: str) -> Path:
@@ -115,13 +113,14 @@ def bare_python(where: Path, *options: str) -> Path:
     return where / "bin"
 
 
-OFFLINE_INDEX = {"PIP_INDEX_URL": UNREACHABLE_INDEX, "PIP_RETRIES": "0", "PIP_TIMEOUT": "5"}
+OFFLINE_INDEX = {"PIP_INDEX_URL": f"{CLOSED}/simple", "PIP_RETRIES": "0", "PIP_TIMEOUT": "5"}
 
 
-def refuse_embeddings(project_dir: Path) -> None:
-    """Point the embedding endpoint at a closed port: the default (localhost:11434) is never asked."""
-    project_dir.mkdir(parents=True, exist_ok=True)
-    (project_dir / "config.json").write_text(json.dumps({"embedding": {"endpoint": "http://127.0.0.1:9"}}))
+def set_endpoint(scope_dir: Path, url: str = CLOSED) -> None:
+    """The embedding endpoint of a scope's config (by default a closed port: the default endpoint,
+    localhost:11434, is never asked)."""
+    scope_dir.mkdir(parents=True, exist_ok=True)
+    (scope_dir / "config.json").write_text(json.dumps({"embedding": {"endpoint": url}}))
 
 
 # ----------------------------------------------------------------------------- a python without packages
@@ -157,7 +156,7 @@ def test_bootstrap_builds_the_plugins_venv_when_python3_lacks_the_requirements(b
 @pytest.mark.slow
 def test_memory_semantic_from_claudes_bash_tool_runs_in_the_venv(built: Machine) -> None:
     with EmbeddingStub(synonyms=AUTH_SYNONYMS) as stub:
-        built.configure_embedding(stub.url)
+        set_endpoint(built.memory_dir, stub.url)
         for title, content in AUTH + OTHER:
             built.memory("write", title, "--type", "learning", "--tags", "notes", "--content", content)
         result = json.loads(built.memory("semantic", "authentication problems", "--mode", "semantic", "--limit", "3",
@@ -232,7 +231,7 @@ def test_a_second_session_leaves_while_the_first_prepares(tmp_path: Path) -> Non
 def offline(tmp_path: Path) -> Machine:
     machine = Machine(tmp_path, bare_python(tmp_path / "bare"))
     machine.pip = OFFLINE_INDEX
-    refuse_embeddings(machine.project / ".claude" / "memory")
+    set_endpoint(machine.memory_dir)
     return machine
 
 
@@ -272,7 +271,7 @@ def test_a_failed_build_is_recorded_waits_and_is_retried_at_a_later_session(offl
                         ("packages", "PyYAML >=6.0", fix), ("packages", "requests >=2.28", fix)], problems
     assert doctor.stderr == "error: memory doctor found 3 problems\nhint: run the fix shown under each problem\n"
     text = offline.memory("doctor", code=1).stdout
-    assert f"  problem  requests >=2.28: not installed; meanwhile semantic search and embeddings fall back" in text
+    assert "  problem  requests >=2.28: not installed; meanwhile semantic search and embeddings fall back" in text
     assert f"fix: {fix}" in text
 
     # a later session, still offline: a second try, and a longer wait after it
@@ -300,8 +299,7 @@ def test_a_failed_build_is_recorded_waits_and_is_retried_at_a_later_session(offl
 
 def test_doctor_in_a_checkout(env: Any) -> None:
     with EmbeddingStub() as stub:
-        env.project_dir.mkdir(parents=True)
-        (env.project_dir / "config.json").write_text(json.dumps({"embedding": {"endpoint": stub.url}}))
+        set_endpoint(env.project_dir, stub.url)
         env.ok("write", "Use OAuth2", "--type", "decision", "--tags", "auth", "--content", "OAuth2 with PKCE.")
         result = env.ok("doctor")
         report = env.ok("doctor", "--json").json()
@@ -325,7 +323,7 @@ def test_doctor_in_a_checkout(env: Any) -> None:
 
 
 def test_doctor_reports_derived_files_out_of_step(env: Any) -> None:
-    refuse_embeddings(env.project_dir)
+    set_endpoint(env.project_dir)
     env.ok("write", "Use OAuth2", "--type", "decision", "--content", "OAuth2 with PKCE.")
     env.write_broken(env.project_dir / "index.json", '{"memories": {"decision-use-oauth2": {"slug": "x"}}')
     report = env.ok("doctor", "--json").json()
@@ -347,7 +345,7 @@ def test_doctor_reads_a_store_of_the_earlier_plugin_and_changes_nothing(env: Any
 
     store = predecessor_store.build(env.project_dir, memories=20, edges=16)
     env.unchecked.update(env.project_dir.rglob("*"))  # its files follow the earlier plugin's schema
-    refuse_embeddings(env.global_dir)
+    set_endpoint(env.global_dir)
     before = store.snapshot()
     report = env.ok("doctor", "--json").json()  # before any other command: nothing catalogued yet
     assert {"section": "scopes", "severity": "warning",
@@ -375,7 +373,7 @@ def stamp(seconds_ago: float) -> str:
 
 
 def test_doctor_reports_a_hook_that_crashed_and_ignores_broken_log_lines(env: Any) -> None:
-    refuse_embeddings(env.project_dir)
+    set_endpoint(env.project_dir)
     log = hook_log(env)
     crashed = stamp(60)
     crash = (f"{crashed} memory-context.py: KeyError: 'tool_input' | File \"/p/hooks/memory-context.py\", "
@@ -398,7 +396,7 @@ def test_doctor_reports_a_hook_that_crashed_and_ignores_broken_log_lines(env: An
 
 
 def test_doctor_with_a_missing_package(env: Any, tmp_path: Path) -> None:
-    refuse_embeddings(env.project_dir)
+    set_endpoint(env.project_dir)
     python = bare_python(tmp_path / "bare") / "python3"
     result = env.fails("doctor", "--json", env={"CLAUDE_MEMORY_PYTHON": str(python)})
     report = result.json()
