@@ -69,7 +69,7 @@ class Machine:
         payload = {"session_id": self.session_id, "cwd": str(self.project), "hook_event_name": "SessionStart",
                    "transcript_path": f"{self.home}/.claude/projects/p/{self.session_id}.jsonl", "source": source}
         env = self.environ(CLAUDE_PLUGIN_DATA=str(self.data), CLAUDE_PROJECT_DIR=str(self.project),
-                           CLAUDE_PLUGIN_ROOT=str(REPO), **extra)
+                           CLAUDE_PLUGIN_ROOT=str(REPO), MEMORY_HOOK_RAISE="1", **extra)
         done = subprocess.run([SH, str(RUN), name], input=json.dumps(payload), capture_output=True, text=True,
                               cwd=self.project, env=env, timeout=900)
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
@@ -380,15 +380,19 @@ def test_doctor_reports_a_hook_that_crashed_and_ignores_broken_log_lines(env: An
              "line 12, in handle / KeyError: 'tool_input'")
     log.write_bytes(f"{stamp(120)} maintenance.py: retention: 2 captured memories archived or removed\n"
                     "garbage without a timestamp: Error: x | y\n".encode() + b"\xff\xfe half a line\n"
-                    + f"{crash}\n{stamp(30)} start-memory-index.py: config problem, using defaults: bad\n".encode())
+                    + f"{crash}\n{stamp(30)} start-memory-index.py: config problem, using defaults: bad\n"
+                      f"{stamp(20)} memory-context.py: note: skipping enterprise scope: x | y\n"
+                      f"{stamp(10)} memory-context.py: skipped: the project memory directory is a link\n".encode())
     result = env.fails("doctor")
     assert result.err == "error: memory doctor found 1 problem\nhint: run the fix shown under each problem\n"
     assert f"  problem  {crashed} memory-context.py failed: KeyError: 'tool_input'\n" in result.out
     assert f"fix: report it with the lines of {log} (the hook let Claude go on without it); once dealt with: rm {log}" \
         in result.out
     report = env.fails("doctor", "--json").json()
-    assert [item["hook"] for item in report["hookLog"]["errors"]] == ["memory-context.py", "start-memory-index.py"]
-    assert [item["severity"] for item in report["findings"] if item["section"] == "hook log"] == ["problem", "warning"]
+    assert [item["hook"] for item in report["hookLog"]["errors"]] == ["memory-context.py", "start-memory-index.py",
+                                                                      "memory-context.py"]
+    assert [(item["severity"], item["fix"].split(" ")[0]) for item in report["findings"]
+            if item["section"] == "hook log"] == [("problem", "report"), ("warning", "fix"), ("warning", "the")]
     # a crash from last month is history: a warning, and doctor passes
     log.write_text(crash.replace(crashed, stamp(30 * 86400)) + "\n")
     report = env.ok("doctor", "--json").json()
@@ -416,12 +420,14 @@ def test_doctor_with_a_missing_package(env: Any, tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- requirements: one list
 
-def test_runtime_requirements_are_what_the_scripts_import() -> None:
+def test_runtime_requirements_are_only_what_the_scripts_import() -> None:
+    """Every runtime requirement is a module the scripts load (deps.load); a module loaded only by a
+    feature not yet turned on (huggingface_hub, for downloading static models) may wait."""
     imported = set()
     for path in list((REPO / "scripts").rglob("*.py")) + list((REPO / "hooks").glob("*.py")):
         imported |= set(re.findall(r"deps\.load\(\"([\w.]+)\"\)", path.read_text(encoding="utf-8")))
     checked = runtime.check(runtime.requirements())
-    assert {item["module"] for item in checked} == imported == {"yaml", "requests"}
+    assert {"yaml", "requests"} <= {item["module"] for item in checked} <= imported
     assert all(item["ok"] for item in checked), checked
     dev = (REPO / "requirements-dev.txt").read_text().splitlines()
     assert "-r requirements.txt" in dev and any(line.startswith("jsonschema") for line in dev)

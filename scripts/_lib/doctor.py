@@ -279,6 +279,27 @@ def _existing(path: Path) -> Path:
 
 # -- the hook log ------------------------------------------------------------------------
 
+# What a hook logs when something went wrong (hooks/_hook.py and the hooks), and the fix; a hook's
+# crash is "Type: message | traceback". The state of a failed build ("runtime:") is the
+# interpreter section's; notes and progress lines are not errors.
+_LOGGED = (("skipped: ", "the message says what was refused; `memory health` shows the same problem with its fix"),
+           ("maintenance skipped: ", "the message says what was refused; `memory health` shows it with its fix"),
+           ("config problem", "fix the config file (`memory config` shows each setting and its file)"),
+           ("cannot write CLAUDE_ENV_FILE", "check that file's permissions; until then `memory` in Claude's Bash "
+                                            "tool runs python3 from PATH"),
+           ("runtime:", None))
+
+
+def _log_kind(message: str) -> tuple[str, str | None] | None:
+    """('crash', None), (prefix, fix) for a known error line, or None for any other line."""
+    for prefix, fix in _LOGGED:
+        if message.startswith(prefix):
+            return prefix, fix
+    if not message.startswith("note: ") and _CRASH.match(message):
+        return "crash", None
+    return None
+
+
 def _hook_log(report: Report, data: Path) -> None:
     path = data / HOOK_LOG
     section: dict[str, Any] = {"path": str(path), "exists": path.is_file(), "errors": [], "total": 0}
@@ -293,28 +314,21 @@ def _hook_log(report: Report, data: Path) -> None:
         if not match:
             continue  # not a line the hooks wrote (a partial write, something pasted in)
         stamp, hook, message = match.groups()
-        if _CRASH.match(message) or message.startswith(("runtime:", "cannot write", "config problem")):
+        kind = _log_kind(message)
+        if kind is not None:
             try:
                 when = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
             except ValueError:
                 continue
-            found.append({"time": stamp, "epoch": when, "hook": hook, "message": message})
+            found.append(({"time": stamp, "hook": hook, "message": message}, when, kind))
     section["total"] = len(found)
-    section["errors"] = [{key: value for key, value in item.items() if key != "epoch"}
-                         for item in found[-SHOWN_LOG_ERRORS:]]
-    for item in found[-SHOWN_LOG_ERRORS:]:
-        message = item["message"]
-        if _CRASH.match(message):
-            recent = time.time() - item["epoch"] < RECENT_ERRORS
+    section["errors"] = [item for item, _, _ in found[-SHOWN_LOG_ERRORS:]]
+    for item, when, (kind, fix) in found[-SHOWN_LOG_ERRORS:]:
+        if kind == "crash":
+            recent = time.time() - when < RECENT_ERRORS
             report.add("hook log", PROBLEM if recent else WARNING,
-                       f"{item['time']} {item['hook']} failed: {message.split(' | ', 1)[0]}",
+                       f"{item['time']} {item['hook']} failed: {item['message'].split(' | ', 1)[0]}",
                        f"report it with the lines of {path} (the hook let Claude go on without it); "
                        f"once dealt with: rm {runtime.quote(str(path))}")
-        elif message.startswith("runtime:"):
-            continue  # the interpreter section reports the current state of the build
-        elif message.startswith("config problem"):
-            report.add("hook log", WARNING, f"{item['time']} {item['hook']}: {message}",
-                       "fix the config file (`memory config` shows each setting and its file)")
-        else:
-            report.add("hook log", WARNING, f"{item['time']} {item['hook']}: {message}",
-                       "check that file's permissions; `memory` in Claude's Bash tool uses python3 until then")
+        elif fix is not None:
+            report.add("hook log", WARNING, f"{item['time']} {item['hook']}: {item['message']}", fix)
