@@ -62,7 +62,7 @@ class Bench:
         self.home.mkdir()
         self.data.mkdir()
         subprocess.run(["git", "init", "-q", str(self.project)], check=True)
-        (self.data / "python").symlink_to(sys.executable)  # what the bootstrap hook records
+        (self.data / "interpreter").write_text(sys.executable + "\n")  # what the bootstrap hook records
         self.memory_dir = self.project / ".claude" / "memory"
         started = time.perf_counter()
         build_corpus(self.memory_dir, size, edges=size // 2)

@@ -6,7 +6,7 @@ import os
 
 from _hook import context, log, run_hook, session_of, workspace_for
 
-from _lib import clock, context as memory_context, session as session_mod
+from _lib import clock, context as memory_context, runtime, session as session_mod
 
 
 def handle(payload: dict) -> dict | None:
@@ -24,15 +24,16 @@ def handle(payload: dict) -> dict | None:
 
 
 def _export_interpreter() -> None:
-    """Let `memory` in the Bash tool use the interpreter the bootstrap hook prepared."""
+    """Let `memory` in the Bash tool use the interpreter the bootstrap hook records: bin/memory reads
+    it from the data directory when called, so one the bootstrap records later in the session counts."""
     env_file = os.environ.get("CLAUDE_ENV_FILE")
-    python = os.path.join(session_mod.data_dir(), "python")
-    if env_file and os.path.exists(python):
-        try:
-            with open(env_file, "a", encoding="utf-8") as handle:
-                handle.write(f"export CLAUDE_MEMORY_PYTHON='{python}'\n")
-        except OSError as exc:
-            log(f"cannot write CLAUDE_ENV_FILE: {exc}")
+    if not env_file:
+        return
+    try:
+        with open(env_file, "a", encoding="utf-8") as handle:
+            handle.write(f"export {runtime.DATA_ENV}={runtime.quote(str(session_mod.data_dir()))}\n")
+    except OSError as exc:
+        log(f"cannot write CLAUDE_ENV_FILE: {exc}")
 
 
 run_hook(handle)

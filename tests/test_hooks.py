@@ -3,7 +3,7 @@
 Each hook is started as hooks.json states it (`sh hooks/run <name>`) with a payload in
 Claude Code's shape (2.1.330, see shared/reference/hook-payloads.jsonl) on stdin and the
 environment Claude Code gives a plugin hook: CLAUDE_PLUGIN_DATA, CLAUDE_PROJECT_DIR, a
-HOME. `<data>/python` points at this interpreter, as after the bootstrap hook, and a
+HOME. `<data>/interpreter` names this interpreter, as after the bootstrap hook, and a
 `python3` on PATH does too (the launcher's fallback).
 
 Covered: the four acceptance scenarios of US4 (gotcha injection), the memory directory
@@ -94,8 +94,10 @@ class Hooks:
         for directory in (self.home, self.data, self.bin):
             directory.mkdir(parents=True)
         subprocess.run(["git", "init", "-q", str(self.project)], check=True)
-        (self.bin / "python3").symlink_to(sys.executable)  # hooks/run's fallback interpreter
-        (self.data / "python").symlink_to(sys.executable)  # what the bootstrap hook records
+        # hooks/run's fallback interpreter; a script, not a symlink, which would hide a virtualenv running the tests
+        (self.bin / "python3").write_text(f"#!/bin/sh\nexec '{sys.executable}' \"$@\"\n")
+        (self.bin / "python3").chmod(0o755)
+        (self.data / "interpreter").write_text(sys.executable + "\n")  # what the bootstrap hook records
         self.session_id = str(uuid.uuid4())
         self.extra_env: dict[str, str] = {}
 
@@ -685,7 +687,7 @@ def test_session_start_exports_the_prepared_interpreter_for_the_bash_tool(hooks:
     env_file.parent.mkdir()
     hooks.run("start-memory-index", hooks.session_start("startup"),
               env=hooks.environ(CLAUDE_ENV_FILE=str(env_file)))
-    assert f"export CLAUDE_MEMORY_PYTHON='{hooks.data / 'python'}'" in env_file.read_text()
+    assert f"export CLAUDE_MEMORY_DATA={hooks.data}\n" in env_file.read_text()  # bin/memory reads interpreter there
 
 
 # ---------------------------------------------------------------------------------------------
@@ -988,24 +990,25 @@ def test_subagent_stop_without_agent_type_is_ignored(hooks: Hooks, agent_type: s
 # ---------------------------------------------------------------------------------------------
 
 def test_bootstrap_records_the_interpreter_once(hooks: Hooks) -> None:
-    (hooks.data / "python").unlink()
+    (hooks.data / "interpreter").unlink()
     first = hooks.run("bootstrap", hooks.session_start("startup"))
     assert first.out == ""
-    link = hooks.data / "python"
-    assert link.is_symlink() and os.path.realpath(link) == os.path.realpath(sys.executable)
+    recorded = hooks.data / "interpreter"
+    assert recorded.read_text() == sys.executable + "\n"  # as it runs: not resolved to another path
     record = hooks.data / "runtime.json"
     runtime = json.loads(record.read_text())
-    assert runtime["python"] == os.path.realpath(sys.executable)
-    before = record.read_bytes(), record.stat().st_mtime_ns, os.readlink(link)
+    assert (runtime["python"], runtime["state"]) == (sys.executable, "ready")
+    assert runtime["why"] == f"{sys.executable} already has every requirement"
+    before = record.read_bytes(), record.stat().st_mtime_ns, recorded.stat().st_mtime_ns
     second = hooks.run("bootstrap", hooks.session_start("resume"))
     assert second.out == ""
-    assert (record.read_bytes(), record.stat().st_mtime_ns, os.readlink(link)) == before
+    assert (record.read_bytes(), record.stat().st_mtime_ns, recorded.stat().st_mtime_ns) == before
     assert second.elapsed < 2.0, f"an idempotent bootstrap took {second.elapsed:.2f}s"
     assert not (hooks.data / "venv").exists()  # this interpreter has the requirements
 
 
 def test_launcher_without_any_python_is_a_silent_no_op(hooks: Hooks) -> None:
-    (hooks.data / "python").unlink()
+    (hooks.data / "interpreter").unlink()
     tools = hooks.root / "coreutils-only"  # a PATH with the shell's tools but no python3
     tools.mkdir()
     (tools / "dirname").symlink_to(shutil.which("dirname") or "/usr/bin/dirname")
@@ -1015,8 +1018,7 @@ def test_launcher_without_any_python_is_a_silent_no_op(hooks: Hooks) -> None:
 
 def test_launcher_falls_back_to_python3_when_the_recorded_one_is_gone(hooks: Hooks) -> None:
     files = auth_project(hooks)
-    (hooks.data / "python").unlink()
-    (hooks.data / "python").symlink_to(hooks.root / "deleted-venv" / "bin" / "python")
+    (hooks.data / "interpreter").write_text(f"{hooks.root / 'deleted-venv' / 'bin' / 'python'}\n")
     assert GOTCHA in (hooks.run("memory-context", hooks.post_read(files["login"])).context("PostToolUse") or "")
 
 

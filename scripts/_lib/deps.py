@@ -68,4 +68,4 @@ def _missing(name: str) -> errors.DependencyMissing:
     package = {"yaml": "PyYAML"}.get(name, name)
     return errors.DependencyMissing(
         f"{package} is not installed for {sys.executable}",
-        "install the plugin's requirements: python3 -m pip install -r requirements.txt")
+        "`memory doctor` shows how to give this interpreter the plugin's requirements")

@@ -15,7 +15,8 @@ tagged `auth`, a decision about OAuth2, and src/auth/login.ts + src/auth/session
 
 Installing: from a directory marketplace (a clean copy of the working tree, with the
 repository's own marketplace.json) and from a git URL (smart HTTP on loopback inside the
-namespace), each under 30 s (SC-005), after which the installed copy's hooks work.
+namespace), each under 30 s (SC-005), after which the installed copy's hooks work; with the
+README's sparse checkout, the plugin cache holds no tests.
 """
 
 from __future__ import annotations
@@ -246,9 +247,9 @@ def test_install_from_a_directory_marketplace_under_30_seconds(
 GIT_PORT = 8765  # inside a fresh network namespace every port is free
 
 
-@pytest.mark.e2e
-def test_install_from_a_git_url_under_30_seconds(claude_cli: str, tmp_path: Path, record_property: Any) -> None:
-    """`/plugin marketplace add <git-url>` + `/plugin install memory@memory-plugin`, as users do (FR-042)."""
+def install_from_git_url(claude: str, tmp_path: Path, add_options: list[str] | None = None) -> tuple[float, Path]:
+    """Serve a clean copy of the working tree over smart HTTP on loopback and run `claude plugin marketplace
+    add <url> [add_options]` + `claude plugin install memory@<marketplace>`: (seconds taken, install path)."""
     staged = stage_working_tree(tmp_path / "checkout")
     git = ["git", "-c", "user.email=e2e@example.com", "-c", "user.name=e2e", "-c", "init.defaultBranch=main"]
     subprocess.run(git + ["init", "-q", str(staged)], check=True)
@@ -265,8 +266,9 @@ def test_install_from_a_git_url_under_30_seconds(claude_cli: str, tmp_path: Path
              f"for i in $(seq 100); do [ -s {ready} ] && exit 0; sleep 0.1; done; exit 1")
     commands = [
         {"argv": ["sh", "-c", start], "cwd": str(home), "env": env, "timeout": 30},
-        {"argv": [claude_cli, "plugin", "marketplace", "add", url], "cwd": str(home), "env": env, "timeout": 60},
-        {"argv": [claude_cli, "plugin", "install", f"memory@{MARKETPLACE}"], "cwd": str(home), "env": env,
+        {"argv": [claude, "plugin", "marketplace", "add", url, *(add_options or [])], "cwd": str(home), "env": env,
+         "timeout": 60},
+        {"argv": [claude, "plugin", "install", f"memory@{MARKETPLACE}"], "cwd": str(home), "env": env,
          "timeout": 60},
         {"argv": ["sh", "-c", f"kill $(cat {ready})"], "cwd": str(home), "env": env, "timeout": 10},
     ]
@@ -277,14 +279,37 @@ def test_install_from_a_git_url_under_30_seconds(claude_cli: str, tmp_path: Path
     assert added.returncode == 0 and install.returncode == 0, output
     assert f"Successfully added marketplace: {MARKETPLACE}" in output
     assert f"Successfully installed plugin: memory@{MARKETPLACE}" in output
-    elapsed = added.elapsed + install.elapsed
+    return added.elapsed + install.elapsed, installed_root(home)
+
+
+@pytest.mark.e2e
+def test_install_from_a_git_url_under_30_seconds(claude_cli: str, tmp_path: Path, record_property: Any) -> None:
+    """`/plugin marketplace add <git-url>` + `/plugin install memory@memory-plugin`, as users do (FR-042)."""
+    elapsed, root = install_from_git_url(claude_cli, tmp_path)
     record_property("git_url_install_seconds", round(elapsed, 3))
     print(f"git URL marketplace add + install: {elapsed:.2f}s")
     assert elapsed < INSTALL_BUDGET, f"install took {elapsed:.1f}s"
-    root = installed_root(home)
     assert (root / "hooks" / "run").is_file() and (root / "bin" / "memory").is_file()
     assert os.access(root / "bin" / "memory", os.X_OK) and os.access(root / "hooks" / "run", os.R_OK)
-    assert_installed_plugin_works(claude_cli, home, tmp_path)
+    assert (root / "tests").is_dir()  # the marketplace entry's source is the repository root: all of it is copied
+    assert_installed_plugin_works(claude_cli, tmp_path / "home", tmp_path)
+
+
+def readme_sparse_paths() -> list[str]:
+    """The directories of the README's `claude plugin marketplace add ... --sparse` command."""
+    [line] = [line for line in (REPO_ROOT / "README.md").read_text().splitlines()
+              if line.startswith("claude plugin marketplace add ") and " --sparse " in line]
+    return line.split(" --sparse ", 1)[1].split()
+
+
+@pytest.mark.e2e
+def test_a_sparse_marketplace_copies_only_what_runs(claude_cli: str, tmp_path: Path) -> None:
+    """The README's sparse `marketplace add`: the plugin cache gets no tests, benchmark or CI files, and works."""
+    _, root = install_from_git_url(claude_cli, tmp_path, ["--sparse", *readme_sparse_paths()])
+    assert not {"tests", "bench", ".ci"} & {path.name for path in root.iterdir()}, sorted(root.iterdir())
+    assert (root / "requirements.txt").is_file() and (root / ".claude-plugin" / "icon.png").is_file()
+    assert tree_size(root) < 1024 * 1024
+    assert_installed_plugin_works(claude_cli, tmp_path / "home", tmp_path)
 
 
 # ----------------------------------------------------------------------------- known gap (reported)

@@ -42,6 +42,7 @@ def test_repository_root_validates_strict(claude_cli: str) -> None:
     assert rc == 0, output
     assert "Validating marketplace manifest" in output and "✔ Validation passed" in output, output
     assert "Validation passed with warnings" not in output, output
+    assert "These checks found nothing to report" in output, output  # the plugin directory's checks (icon ...)
     for item in PROVIDES:
         assert item in output, f"{item!r} missing from the validator's Provides list:\n{output}"
 
@@ -134,6 +135,16 @@ def test_every_memory_operation_mentioned_exists(path: Path) -> None:
     assert mentioned, path
     unknown = mentioned - existing_operations() - PLANNED_OPERATIONS
     assert not unknown, f"{path.name} tells Claude to run `memory {sorted(unknown)}`, which does not exist"
+
+
+def test_the_icon_is_a_square_png_the_manifest_names() -> None:
+    """What the plugin directory accepts: a square PNG (or JPEG) of 512 to 2048 pixels, under 2 MB."""
+    manifest = json.loads(MANIFEST.read_text())
+    icon = REPO_ROOT / manifest["icon"]
+    data = icon.read_bytes()
+    assert manifest["icon"].startswith("./") and data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 2 * 1024 * 1024
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert width == height and 512 <= width <= 2048, (width, height)
 
 
 def test_marketplace_lists_this_plugin_at_the_root() -> None:
