@@ -1,8 +1,10 @@
-"""US2: semantic search with embeddings, and the Embedding Degradation Matrix.
+"""US2: semantic search with embeddings from Ollama, and the Embedding Degradation Matrix.
 
 Everything runs the real `bin/memory` against a real HTTP embedding server on 127.0.0.1
-(tests/servers/embedding_stub.py). Every test configures the endpoint (the stub, or a port
-that refuses connections), so the default endpoint localhost:11434 is never contacted.
+(tests/servers/embedding_stub.py), with embedding.provider ollama. Every test configures
+the endpoint (the stub, or a port that refuses connections), so the default endpoint
+localhost:11434 is never contacted. tests/test_embedded.py runs the same scenarios with the
+embedded provider and no server.
 """
 
 from __future__ import annotations
@@ -65,9 +67,9 @@ def offline(env: Env) -> Iterator[str]:
 
 
 def configure(env: Env, search: dict[str, Any] | None = None, **embedding: Any) -> None:
-    """Write the project config.json with these `embedding` settings."""
+    """Write the project config.json with these `embedding` settings (provider ollama unless given)."""
     env.project_dir.mkdir(parents=True, exist_ok=True)
-    data: dict[str, Any] = {"embedding": embedding}
+    data: dict[str, Any] = {"embedding": {"provider": "ollama", **embedding}}
     if search:
         data["search"] = search
     (env.project_dir / "config.json").write_text(json.dumps(data))
@@ -308,7 +310,7 @@ def test_provider_disabled_is_silent_on_write_and_falls_back(env: Env, stub: Emb
     data = semantic_json(env, "offline")
     assert data["mode"] == "keyword-fallback" and data["reason"] == "disabled"
     assert data["results"][0]["slug"] == "learning-offline-note"
-    assert "embedding.provider ollama" in env.ok("semantic", "offline").err
+    assert "embedding.provider auto" in env.ok("semantic", "offline").err
     failed = env.fails("embed")
     assert "turned off" in failed.err and "hint: turn it on" in failed.err
     assert stub.count() == 0

@@ -46,7 +46,8 @@ PACK_VERSION = 2
 RACY_NS = 2_000_000_000  # a directory changed this recently may change again within its mtime tick
 KEYWORD_WEIGHT = 0.5     # hybrid: weight of the normalised BM25 score (the cosine gets the rest)
 KEYWORD_DEPTH = 200      # hybrid: keyword matches fused per scope (beyond, BM25 adds next to nothing)
-LAZY_LIMIT = 16          # missing embeddings a search computes on the way (the rest: `memory embed`)
+LAZY_LIMIT = 16          # missing embeddings a search computes on the way with a server (the rest: `memory embed`)
+LAZY_LIMIT_IN_PROCESS = 128  # ... with the embedded model (about 2 ms each)
 RESCORE_EXTRA = 10       # approximate winners re-scored exactly beyond --limit
 LEVELS = 63              # quantised components are ZERO + (-63..63)
 ZERO = 64
@@ -408,14 +409,17 @@ class Hit(search.Hit):
 class Outcome:
     """What `memory semantic` found and how: mode is semantic, hybrid or keyword-fallback."""
 
-    __slots__ = ("query", "mode", "model", "hits", "problem")
+    __slots__ = ("query", "mode", "model", "hits", "problem", "provider", "reason")
 
     def __init__(self, query: str, mode: str, model: str | None, hits: list[Any],
-                 problem: embed.Unavailable | None = None) -> None:
+                 problem: embed.Unavailable | None = None, status: embed.Status | None = None) -> None:
         self.query, self.mode, self.model, self.hits, self.problem = query, mode, model, hits, problem
+        self.provider = status.provider if status is not None else None  # which provider ran ...
+        self.reason = status.reason if status is not None else None      # ... and why it was chosen
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"query": self.query, "mode": self.mode, "model": self.model,
+                                "provider": self.provider, "providerReason": self.reason,
                                 "count": len(self.hits), "results": [hit.as_json() for hit in self.hits]}
         if self.problem is not None:
             data.update(warning=self.problem.notice(), reason=self.problem.kind)
@@ -423,11 +427,12 @@ class Outcome:
 
 
 def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit: int = 10,
-                    mode: str | None = None) -> Outcome:
+                    mode: str | None = None, embedder: embed.Embedder | None = None) -> Outcome:
     """Semantic (cosine) or hybrid (keyword + cosine, fused) search of every readable scope.
 
     Falls back to keyword search when the provider is unavailable (degradation matrix);
-    the Outcome then carries the reason and setup instructions.
+    the Outcome then carries the reason and setup instructions. `embedder`: one made with
+    the caller's download permission (default: no download).
     """
     from . import store
 
@@ -440,7 +445,7 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
     mode = mode or workspace.config.get("search.semanticMode") or "hybrid"
     if mode not in MODES:
         raise errors.InvalidInput(f"unknown semantic search mode {mode!r}", "use one of: " + ", ".join(MODES))
-    embedder = embed.Embedder(workspace)
+    embedder = embedder or embed.Embedder(workspace)
     try:
         embedder.ready()
         pending = _Pending(embedder.embed, [query])  # overlaps the local work below
@@ -548,7 +553,7 @@ def _search(workspace: Workspace, embedder: embed.Embedder, scopes: list[_Scope]
             hit.score = hit.similarity or 0.0
     for hit in hits:
         _add_snippet(hit, query)
-    return Outcome(query, mode, embedder.model, hits)
+    return Outcome(query, mode, embedder.model, hits, status=embedder.status)
 
 
 def _rank(ascending: list[float], score: float | None) -> int | None:
@@ -607,11 +612,10 @@ def _pack_with_missing(workspace: Workspace, embedder: embed.Embedder, part: _Sc
         return pack
     updated = dict(catalog.conn.execute("SELECT slug, updated FROM docs"))
     missing.sort(key=lambda slug: updated.get(slug, ""), reverse=True)  # the newest first
+    lazy = LAZY_LIMIT_IN_PROCESS if embedder.ready().api == "static" else LAZY_LIMIT
     try:
-        items = embed.read_memories(catalog, missing[:LAZY_LIMIT])
+        items = embed.read_memories(catalog, missing[:lazy])
         if embed.embed_memories(embedder, catalog, items, expected_dim=size):
-            with catalog.locked():
-                catalog.export()
             pack = Pack.fresh(catalog, embedder.model)
     except embed.Unavailable as exc:
         workspace.warn(f"could not embed memories of the {catalog.scope.name} scope: {exc.message}")
