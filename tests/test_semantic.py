@@ -372,12 +372,16 @@ def test_chunks_cover_every_word_with_overlap(words: int) -> None:
     assert all(len(body) <= embed.CHUNK_WORDS for body in bodies)
 
 
-def test_fuse_is_a_convex_combination() -> None:
-    fused = semantic.fuse([{"a": (0.9, 0), "b": (0.5, 2), "c": (0.1, 0)}, {"e": (0.7, 0)}],
-                          [{"b": 12.0, "d": 6.0}, {"e": 3.0}])
+def test_fuse_convex_and_reciprocal_rank() -> None:
+    vector, keyword = [{"a": (0.9, 0), "b": (0.5, 2), "c": (0.1, 0)}, {"e": (0.7, 0)}], [{"b": 12.0, "d": 6.0}, {"e": 3.0}]
+    fused = semantic.fuse(vector, keyword, ("convex", 0.5, 0.0))
     assert fused == pytest.approx({(0, "a"): 0.5, (0, "b"): 0.5 * 0.5 + 0.5, (0, "c"): 0.0, (0, "d"): 0.25,
                                    (1, "e"): 0.5 * 0.75 + 0.125})
-    assert semantic.fuse([{"a": (0.3, 0)}], [{}]) == {(0, "a"): 0.0}  # one candidate: nothing to scale
+    # cosine ranks a 1, e 2, b 3, c 4; keyword ranks b 1, d 2, e 3 (over all scopes)
+    fused = semantic.fuse(vector, keyword, ("rrf", 0.8, 3.0))
+    assert fused == pytest.approx({(0, "a"): 0.2 / 4, (1, "e"): 0.2 / 5 + 0.8 / 6, (0, "b"): 0.2 / 6 + 0.8 / 4,
+                                   (0, "c"): 0.2 / 7, (0, "d"): 0.8 / 5})
+    assert semantic.fuse([{"a": (0.3, 0)}], [{}], ("convex", 0.5, 0.0)) == {(0, "a"): 0.0}  # nothing to scale
 
 
 def test_neighbours_and_similar_pairs_from_the_cache_only(env: Env, stub: EmbeddingStub) -> None:

@@ -57,7 +57,11 @@ BATCH_MEMORIES_IN_PROCESS = 256  # ... and with the embedded model (rounds cost 
 MAX_INPUT_CHARS = 8000    # of the whole-memory text; long memories are covered by their chunks
 MAX_DIMENSION = 8192      # schemas/embedding-cache.schema.json
 CHUNK_WORDS = 180         # a chunk: the title and a window of this many words ...
-CHUNK_OVERLAP = 60        # ... overlapping the next window by this many
+CHUNK_OVERLAP = 60        # ... overlapping the next window by this many (with a server's model);
+# with the embedded model, whose vector is an average of word vectors, shorter windows: chosen
+# by cross-validation on the dev queries of the ADR set (bench/search_quality.py)
+CHUNK_WORDS_IN_PROCESS = 60
+CHUNK_OVERLAP_IN_PROCESS = 20
 MAX_CHUNKS = 48
 OLLAMA_DOWNLOAD = "https://ollama.com/download"
 # Failures meaning "not set up here" rather than "broken" (Unavailable.kind): no Ollama, the
@@ -615,22 +619,30 @@ def unit(vector: list[float]) -> list[float]:
 
 # -- what is embedded for a memory -----------------------------------------------------------
 
-def chunk_texts(title: str, content: str) -> list[str]:
-    """Overlapping passages of a long memory, each the title plus CHUNK_WORDS words ([] when short)."""
+def chunking(status: Status) -> tuple[int, int]:
+    """(words per chunk, overlap) for vectors of this provider's model."""
+    return (CHUNK_WORDS_IN_PROCESS, CHUNK_OVERLAP_IN_PROCESS) if status.api == "static" else (CHUNK_WORDS,
+                                                                                              CHUNK_OVERLAP)
+
+
+def chunk_texts(title: str, content: str, size: tuple[int, int] = (CHUNK_WORDS, CHUNK_OVERLAP)) -> list[str]:
+    """Overlapping passages of a long memory, each the title plus `size` = (words, overlap)
+    words ([] when short)."""
+    width, overlap = size
     words = content.split()
-    if len(words) <= CHUNK_WORDS + CHUNK_OVERLAP:
+    if len(words) <= width + overlap:
         return []
-    step = CHUNK_WORDS - CHUNK_OVERLAP
-    count = 1 + -(-(len(words) - CHUNK_WORDS) // step)
+    step = width - overlap
+    count = 1 + -(-(len(words) - width) // step)
     if count > MAX_CHUNKS:
-        step = -(-(len(words) - CHUNK_WORDS) // (MAX_CHUNKS - 1))
-        count = 1 + -(-(len(words) - CHUNK_WORDS) // step)
-    return [f"{title}\n\n{' '.join(words[index * step:index * step + CHUNK_WORDS])}" for index in range(count)]
+        step = -(-(len(words) - width) // (MAX_CHUNKS - 1))
+        count = 1 + -(-(len(words) - width) // step)
+    return [f"{title}\n\n{' '.join(words[index * step:index * step + width])}" for index in range(count)]
 
 
-def texts_for(title: str, content: str) -> list[str]:
+def texts_for(title: str, content: str, size: tuple[int, int] = (CHUNK_WORDS, CHUNK_OVERLAP)) -> list[str]:
     """What is embedded for one memory: its whole text (capped), then the chunks of a long one."""
-    return [memory.embedding_text(title, content)[:MAX_INPUT_CHARS]] + chunk_texts(title, content)
+    return [memory.embedding_text(title, content)[:MAX_INPUT_CHARS]] + chunk_texts(title, content, size)
 
 
 # -- the cache files ----------------------------------------------------------------------------
@@ -714,7 +726,8 @@ def embed_memories(embedder: Embedder, catalog: Catalog, items: list[memory.Memo
     """
     if not items:
         return []
-    groups = [texts_for(item.title, item.content) for item in items]
+    size = chunking(embedder.ready())
+    groups = [texts_for(item.title, item.content, size) for item in items]
     vectors = embedder.embed([text for group in groups for text in group])
     size = len(vectors[0])
     if expected_dim is not None and size != expected_dim:

@@ -9,8 +9,8 @@ take about 45 ms. The winners are then re-scored exactly from their JSON files. 
 cache directory changed, the pack is brought up to date by re-reading only the cache
 files whose stamps changed.
 
-Hybrid ranking adds the normalised keyword (BM25) and cosine scores with equal weights
-(convex combination); a long memory is ranked by its best-matching chunk (embed.chunk_texts).
+Hybrid ranking fuses the keyword (BM25) and cosine rankings (fuse; FUSION); a long memory
+is ranked by its best-matching chunk (embed.chunk_texts).
 """
 
 from __future__ import annotations
@@ -44,7 +44,12 @@ PACK_NAME = "embeddings.pack"
 PACK_MAGIC = b"MEMPACK1"
 PACK_VERSION = 2
 RACY_NS = 2_000_000_000  # a directory changed this recently may change again within its mtime tick
-KEYWORD_WEIGHT = 0.5     # hybrid: weight of the normalised BM25 score (the cosine gets the rest)
+# Hybrid: how the keyword and meaning rankings are merged (fuse: method, keyword weight, rrf k),
+# with a server's model and with the embedded model: each chosen by cross-validation on the
+# dev queries of the ADR set (bench/search_quality.py), with all-MiniLM-L6-v2 over the Ollama
+# API and with a static model distilled from it.
+FUSION = ("convex", 0.4, 0.0)
+FUSION_IN_PROCESS = ("rrf", 0.7, 1.0)
 KEYWORD_DEPTH = 200      # hybrid: keyword matches fused per scope (beyond, BM25 adds next to nothing)
 LAZY_LIMIT = 16          # missing embeddings a search computes on the way with a server (the rest: `memory embed`)
 LAZY_LIMIT_IN_PROCESS = 128  # ... with the embedded model (about 2 ms each)
@@ -531,7 +536,7 @@ def _search(workspace: Workspace, embedder: embed.Embedder, scopes: list[_Scope]
                                                         for slug, (score, _) in found.items()))
         fused = {(number, slug): 0.0 for _, number, slug in ranked}
     else:
-        fused = fuse(vector, keyword)
+        fused = fuse(vector, keyword, FUSION_IN_PROCESS if embedder.ready().api == "static" else FUSION)
         fused = dict(heapq.nlargest(limit, fused.items(), key=itemgetter(1)))
     vector_scores = sorted(score for found in vector for score, _ in found.values())
     keyword_scores = sorted(score for scores in keyword for score in scores.values())
@@ -551,8 +556,9 @@ def _search(workspace: Workspace, embedder: embed.Embedder, scopes: list[_Scope]
         hits = hits[:limit]
         for hit in hits:
             hit.score = hit.similarity or 0.0
+    size = embed.chunking(embedder.ready())
     for hit in hits:
-        _add_snippet(hit, query)
+        _add_snippet(hit, query, size)
     return Outcome(query, mode, embedder.model, hits, status=embedder.status)
 
 
@@ -562,11 +568,25 @@ def _rank(ascending: list[float], score: float | None) -> int | None:
 
 
 def fuse(vector: list[dict[str, tuple[float, int]]], keyword: list[dict[str, float]],
-         keyword_weight: float = KEYWORD_WEIGHT) -> dict[tuple[int, str], float]:
-    """Hybrid scores of (scope number, slug): a convex combination of the cosine (min-max scaled
-    over all candidates) and the BM25 score (divided by the best one); a memory missing from
-    a ranking scores 0 there."""
-    fused: dict[tuple[int, str], float] = {}
+         fusion: tuple[str, float, float] = FUSION) -> dict[tuple[int, str], float]:
+    """Hybrid scores of (scope number, slug); a memory missing from a ranking scores 0 there.
+
+    `fusion` = (method, keyword weight w, k). rrf: reciprocal rank fusion, w / (k + keyword
+    rank) + (1 - w) / (k + cosine rank), ranks counted over all scopes. convex: w x BM25
+    divided by the best BM25 + (1 - w) x the cosine min-max scaled over all candidates.
+    """
+    method, keyword_weight, rrf_k = fusion
+    if method == "rrf":
+        fused: dict[tuple[int, str], float] = {}
+        for weight, ranking in ((1.0 - keyword_weight, [((number, slug), score) for number, found in enumerate(vector)
+                                                          for slug, (score, _) in found.items()]),
+                                (keyword_weight, [((number, slug), score) for number, scores in enumerate(keyword)
+                                                  for slug, score in scores.items()])):
+            ranking.sort(key=lambda item: -item[1])
+            for position, (key, _) in enumerate(ranking, 1):
+                fused[key] = fused.get(key, 0.0) + weight / (rrf_k + position)
+        return fused
+    fused = {}
     cosines = [score for found in vector for score, _ in found.values()]
     if cosines:
         low = min(cosines)
@@ -643,13 +663,13 @@ def _rescore(hit: Hit, catalog: Catalog, query_vector: list[float]) -> None:
     hit.chunk = scores.index(hit.similarity)
 
 
-def _add_snippet(hit: Hit, query: str) -> None:
+def _add_snippet(hit: Hit, query: str, size: tuple[int, int]) -> None:
     from . import frontmatter, memory
 
     with contextlib.suppress(OSError, UnicodeDecodeError, errors.Error):
         content = memory.content_of(frontmatter.split(hit.entry.path.read_text(encoding="utf-8")).body)
         if hit.chunk:
-            chunks = embed.chunk_texts(hit.entry.title, content)
+            chunks = embed.chunk_texts(hit.entry.title, content, size)
             if hit.chunk <= len(chunks):
                 content = chunks[hit.chunk - 1][len(hit.entry.title) + 2:]
         hit.snippet = search.snippet(content, query)
