@@ -206,6 +206,9 @@ class _Http:
     texts_per_call = REQUEST_TEXTS
     remember_success = True
 
+    def worth_remembering(self, failure: Unavailable) -> bool:
+        return True  # asking again costs a timeout
+
     def __init__(self, settings: Settings, env: Any) -> None:
         self.settings = settings
         self.env = env
@@ -514,7 +517,8 @@ class Embedder:
         try:
             status = provider.probe()
         except Unavailable as exc:
-            self._remember(provider, failure=exc)
+            if provider.worth_remembering(exc):
+                self._remember(provider, failure=exc)
             raise
         if provider.remember_success:
             self._remember(provider, status=status)
@@ -535,7 +539,8 @@ class Embedder:
                                       f"({', '.join(map(str, sorted(sizes)))})", malformed=True)
         except Unavailable as exc:
             self.status = None
-            self._remember(provider, failure=exc)
+            if provider.worth_remembering(exc):
+                self._remember(provider, failure=exc)
             raise
         if vectors:
             status.dim = len(vectors[0])
@@ -576,8 +581,6 @@ class Embedder:
         if not 0 <= age < DOWN_SECONDS:
             return None
         failure = Unavailable.from_json(record)
-        if failure.kind == "not-downloaded" and self.download:
-            return None  # seen by a process that could not download: this one can
         failure.remembered = True
         return failure
 

@@ -51,6 +51,11 @@ class Embedded:
         self.notify = notify
         self.model: staticmodel.Model | None = None
 
+    def worth_remembering(self, failure: Unavailable) -> bool:
+        """Only a failed download is remembered (asking again waits on the network); a model
+        that is absent or broken is looked at again by the next command, at no cost."""
+        return failure.kind not in ("not-downloaded", "no-model")
+
     @property
     def key(self) -> str:
         """Identifies the provider in the remembered state."""
