@@ -32,9 +32,9 @@ from static_model_factory import mean, write_model
 sys.path.insert(0, str(REPO / "tests" / "servers"))
 
 from embedding_stub import EMBED, EmbeddingStub, refused_url  # noqa: E402
-from test_staticmodel import COMMIT, fake_cache  # noqa: E402
+from test_staticmodel import COMMIT, FakeHub, fake_cache  # noqa: E402
 
-from _lib import embed  # noqa: E402
+from _lib import embed, staticmodel  # noqa: E402
 
 AXES = {"auth": 0, "perf": 1, "data": 2, "ui": 3, "release": 4, "generic": 5}
 TOPICS = {
@@ -388,6 +388,32 @@ def test_only_an_explicit_command_asks_the_hub_and_a_failure_is_remembered(env: 
     result = env.ok("semantic", "login", env={"HF_HUB_OFFLINE": "", "HF_ENDPOINT": closed})
     assert f"cannot reach {closed} to download the embedding model minishlab/potion-retrieval-32M" in result.err
     assert "Falling back to keyword search." in result.err and "learning-login-tokens" in result.out
+
+
+def test_memory_embed_downloads_a_hub_model_once(env: Env, model_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("huggingface_hub")
+    FakeHub.files = {name: (model_dir / name).read_bytes() for name in staticmodel.FILES}
+    FakeHub.requests = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    online = {"HF_HUB_OFFLINE": "", "HF_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}",
+              "HF_HUB_CACHE": str(tmp_path / "hub")}
+    configure(env, embeddedModel="org/tiny")
+    try:
+        slug = write(env, *AUTH_MEMORIES[0], env=online)
+        assert FakeHub.requests == [] and not (tmp_path / "hub").exists(), "a write never downloads"
+        result = env.ok("embed", "--json", env=online)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.err.startswith(f"downloading the embedding model org/tiny (once) into {tmp_path / 'hub'}")
+    data = result.json()
+    assert (data["provider"], data["model"]) == ("embedded", f"org/tiny@{COMMIT[:12]}")
+    assert data["scopes"][0]["embedded"] == 1 and cache_file(env, slug).exists()
+    assert (tmp_path / "hub" / "models--org--tiny" / "snapshots" / COMMIT / "model.safetensors").exists()
+    # the hub is gone: the cache serves the model, with no notice
+    search = env.ok("semantic", "sign credentials", env=online)
+    assert search.err == "" and slug in search.out
 
 
 @pytest.mark.skipif(os.name != "posix", reason="signals")
