@@ -190,6 +190,9 @@ def test_us2_3_the_configured_model_is_used(env: Env, model_dir: Path, tmp_path:
     data = semantic_json(env, "latency", env={"HF_HUB_CACHE": str(hub)})
     assert data["model"] == f"org/tiny@{COMMIT[:12]}" and data["mode"] == "hybrid"
     assert json.loads(cache_file(env, slug).read_text())["model"] == data["model"]  # stale: embedded again
+    # embedding.model naming a directory means the embedded model (no server model is named so)
+    configure(env, model=str(other))
+    assert semantic_json(env, "latency")["model"].startswith("other-model@")
 
 
 def test_us2_4_write_computes_and_caches_the_embedding(env: Env, model_dir: Path) -> None:
@@ -203,6 +206,8 @@ def test_us2_4_write_computes_and_caches_the_embedding(env: Env, model_dir: Path
     assert cached["model"].startswith("topics@") and len(cached["vector"]) == 8
     assert all(math.isclose(a, b, abs_tol=1e-6) for a, b in zip(cached["vector"], mean([VECTORS[w] for w in words])))
     assert "chunks" not in cached and has_embedding(env, slug)
+    health = env.run("health", "--json").json()
+    assert not [problem for problem in health["problems"] if problem["kind"].startswith("cache-")]
     # the compiled tokenizer index goes to the global scope's cache, never into the project
     assert not any(path.name.endswith(".index") for path in env.project.rglob("*"))
 

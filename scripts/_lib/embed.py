@@ -168,6 +168,11 @@ class Status:
         self.model, self.api, self.dim, self.note = model, api, dim, note
         self.provider, self.reason = provider, reason
 
+    @property
+    def in_process(self) -> bool:
+        """Whether the model runs in this process (the embedded provider)."""
+        return self.api == "static"
+
     def as_json(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model, "api": self.api, "dim": self.dim, "note": self.note,
                 "reason": self.reason}
@@ -246,10 +251,6 @@ class _Http:
         is probed anew)."""
         settings = self.settings
         return " ".join([self.kind, settings.endpoint, settings.model, ",".join(settings.fallbacks)])
-
-    @property
-    def model_name(self) -> str:
-        return self.settings.model
 
     def _json(self, text: str, what: str) -> Any:
         try:
@@ -457,9 +458,9 @@ class Embedder:
         self.settings = Settings(workspace.config.section("embedding"))
         # the state lives in the cache of the global scope, else of the project scope: never
         # create a scope directory just for it (with neither, nothing is remembered)
-        self._state_roots = [workspace.global_root] + ([] if workspace.project_is_global else
-                                                       [workspace.project_root])
-        self.download = download
+        self._state_roots = [workspace.global_root] + (
+            [] if workspace.project_is_global or fsutil.escapes(workspace.project_root, workspace.project_dir)
+            else [workspace.project_root])
         chosen = self.settings.provider
         self.candidates: list[Any] = []  # the providers tried, in order
         if chosen in ("auto", "ollama"):
@@ -601,7 +602,6 @@ class Embedder:
             fsutil.write_atomically(path, json.dumps({"version": STATE_VERSION, "providers": dict(newest)}, indent=1),
                                     durable=False)
 
-
     def _none_works(self, failures: list[Unavailable]) -> Unavailable:
         """`auto` found no provider: one notice naming each failure, the embedded model's steps
         first (it needs no server), then Ollama's."""
@@ -624,8 +624,7 @@ def unit(vector: list[float]) -> list[float]:
 
 def chunking(status: Status) -> tuple[int, int]:
     """(words per chunk, overlap) for vectors of this provider's model."""
-    return (CHUNK_WORDS_IN_PROCESS, CHUNK_OVERLAP_IN_PROCESS) if status.api == "static" else (CHUNK_WORDS,
-                                                                                              CHUNK_OVERLAP)
+    return (CHUNK_WORDS_IN_PROCESS, CHUNK_OVERLAP_IN_PROCESS) if status.in_process else (CHUNK_WORDS, CHUNK_OVERLAP)
 
 
 def chunk_texts(title: str, content: str, size: tuple[int, int] = (CHUNK_WORDS, CHUNK_OVERLAP)) -> list[str]:
@@ -729,8 +728,8 @@ def embed_memories(embedder: Embedder, catalog: Catalog, items: list[memory.Memo
     """
     if not items:
         return []
-    size = chunking(embedder.ready())
-    groups = [texts_for(item.title, item.content, size) for item in items]
+    passages = chunking(embedder.ready())
+    groups = [texts_for(item.title, item.content, passages) for item in items]
     vectors = embedder.embed([text for group in groups for text in group])
     size = len(vectors[0])
     if expected_dim is not None and size != expected_dim:
@@ -837,8 +836,7 @@ def backfill(workspace: Workspace, scope: str | None = None, *, everything: bool
         raise errors.InvalidInput("--batch must be at least 1")
     embedder = embedder or Embedder(workspace)
     embedder.ready(refresh=True)
-    batch = batch or (BATCH_MEMORIES_IN_PROCESS if embedder.status and embedder.status.api == "static"
-                      else BATCH_MEMORIES)
+    batch = batch or (BATCH_MEMORIES_IN_PROCESS if embedder.ready().in_process else BATCH_MEMORIES)
     results = []
     for target in workspace.readable_scopes(scope):
         with catalog_for(workspace, target) as catalog:

@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from .embed import Settings, Status
+    from .embed import Settings
 
 from . import errors, fsutil, staticmodel
 from .embed import Status, Unavailable
@@ -61,10 +61,6 @@ class Embedded:
         """Identifies the provider in the remembered state."""
         return f"embedded {self.settings.embedded_model}"
 
-    @property
-    def model_name(self) -> str:
-        return self.settings.embedded_model
-
     def probe(self) -> Status:
         directory, identity = self._locate()
         try:
@@ -88,7 +84,7 @@ class Embedded:
 
     def _locate(self) -> tuple[Path, str]:
         """The model's directory and identity; downloads a hub model when allowed."""
-        name = self.model_name
+        name = self.settings.embedded_model
         if not staticmodel.is_hub_id(name):
             try:
                 directory = staticmodel.ensure(name)
@@ -103,7 +99,7 @@ class Embedded:
         return found, f"{name}@{found.name[:12]}"  # the snapshot directory is named by its commit
 
     def _download(self) -> Path:
-        name = self.model_name
+        name = self.settings.embedded_model
         if self.notify is not None and not staticmodel.offline():
             size = f" ({DEFAULT_MODEL_SIZE}, once)" if name == staticmodel.DEFAULT_MODEL else " (once)"
             self.notify(f"downloading the embedding model {name}{size} into {staticmodel.hub_cache_dir()}")
@@ -125,7 +121,7 @@ class Embedded:
                                "Or set embedding.embeddedModel to a local model2vec model directory"]) from None
 
     def not_downloaded(self) -> Unavailable:
-        name = self.model_name
+        name = self.settings.embedded_model
         size = f" ({DEFAULT_MODEL_SIZE})" if name == staticmodel.DEFAULT_MODEL else ""
         return Unavailable(
             "not-downloaded", f"the embedding model {name} is not downloaded",

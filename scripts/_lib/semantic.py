@@ -536,7 +536,7 @@ def _search(workspace: Workspace, embedder: embed.Embedder, scopes: list[_Scope]
                                                         for slug, (score, _) in found.items()))
         fused = {(number, slug): 0.0 for _, number, slug in ranked}
     else:
-        fused = fuse(vector, keyword, FUSION_IN_PROCESS if embedder.ready().api == "static" else FUSION)
+        fused = fuse(vector, keyword, FUSION_IN_PROCESS if embedder.ready().in_process else FUSION)
         fused = dict(heapq.nlargest(limit, fused.items(), key=itemgetter(1)))
     vector_scores = sorted(score for found in vector for score, _ in found.values())
     keyword_scores = sorted(score for scores in keyword for score in scores.values())
@@ -616,7 +616,8 @@ def _allowed(catalog: Catalog, filters: Filters) -> set[str] | None:
 
 
 def _pack_with_missing(workspace: Workspace, embedder: embed.Embedder, part: _Scope, size: int, mode: str) -> Pack:
-    """The scope's pack, after embedding up to LAZY_LIMIT memories that have no usable vectors."""
+    """The scope's pack, after embedding up to LAZY_LIMIT (with the embedded model LAZY_LIMIT_IN_PROCESS)
+    memories that have no usable vectors."""
     catalog, current, pack = part.catalog, part.current, part.pack
     if pack.rows and pack.dim != size:
         raise embed.Unavailable(
@@ -632,7 +633,7 @@ def _pack_with_missing(workspace: Workspace, embedder: embed.Embedder, part: _Sc
         return pack
     updated = dict(catalog.conn.execute("SELECT slug, updated FROM docs"))
     missing.sort(key=lambda slug: updated.get(slug, ""), reverse=True)  # the newest first
-    lazy = LAZY_LIMIT_IN_PROCESS if embedder.ready().api == "static" else LAZY_LIMIT
+    lazy = LAZY_LIMIT_IN_PROCESS if embedder.ready().in_process else LAZY_LIMIT
     try:
         items = embed.read_memories(catalog, missing[:lazy])
         if embed.embed_memories(embedder, catalog, items, expected_dim=size):
