@@ -133,13 +133,15 @@ class Settings:
     __slots__ = ("provider", "endpoint", "model", "embedded_model", "fallbacks", "timeout", "key_env")
 
     def __init__(self, section: dict[str, Any]) -> None:
-        from .staticmodel import DEFAULT_MODEL, is_hub_id
-
         self.provider = str(section.get("provider") or "auto")
         self.endpoint = str(section.get("endpoint") or "http://localhost:11434").rstrip("/")
         model = str(section.get("model") or "embeddinggemma")
-        self.embedded_model = str(section.get("embeddedModel") or DEFAULT_MODEL)
-        if _is_path(model) or (self.provider == "embedded" and is_hub_id(model)):
+        self.embedded_model = str(section.get("embeddedModel") or "")
+        if not self.embedded_model:
+            from .staticmodel import DEFAULT_MODEL
+
+            self.embedded_model = DEFAULT_MODEL
+        if _is_path(model) or (self.provider == "embedded" and "/" in model):  # a path or a hub id
             self.embedded_model, model = model, "embeddinggemma"
         self.model = model
         fallbacks = [str(name) for name in section.get("fallbackModels") or []]

@@ -13,7 +13,6 @@ directory's name and a digest of its files, so a changed model makes the old vec
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -160,6 +159,8 @@ def directory_identity(directory: Path, memo_dir: Path | None) -> str:
     if isinstance(record, dict) and record.get("stamps") == stamps and isinstance(record.get("digest"), str):
         digest = record["digest"]
     else:
+        import hashlib  # only when the files changed: the digest is remembered
+
         hasher = hashlib.sha256()
         try:
             for name in staticmodel.FILES:
