@@ -109,7 +109,8 @@ def precompile() -> None:
 
 def isolated_env(home: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("CLAUDE")}
-    env.update(HOME=str(home), CLAUDE_MEMORY_PYTHON=sys.executable, PYTHONDONTWRITEBYTECODE="1", **extra)
+    env.update(HOME=str(home), CLAUDE_MEMORY_PYTHON=sys.executable, PYTHONDONTWRITEBYTECODE="1",
+               HF_HUB_OFFLINE="1", **extra)  # the embedded model comes from a directory or not at all
     return env
 
 

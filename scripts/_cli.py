@@ -202,3 +202,32 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
         cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(row[-1])]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+class StatusLine:
+    """One line of progress on stderr, rewritten in place; only when stderr is a terminal."""
+
+    INTERVAL = 0.1  # seconds between redraws
+
+    def __init__(self) -> None:
+        self.active = sys.stderr.isatty()
+        self.shown = False
+        self._drawn = 0.0
+
+    def show(self, text: str, *, force: bool = False) -> None:
+        import time
+
+        now = time.monotonic()
+        if not self.active or (not force and now - self._drawn < self.INTERVAL):
+            return
+        self._drawn = now
+        sys.stderr.write("\r" + text + "\x1b[K")
+        sys.stderr.flush()
+        self.shown = True
+
+    def end(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.shown = False
+

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib import semantic
+from _lib import embed, semantic
 from _lib.scopes import Workspace
 
 EXAMPLES = """\
@@ -17,11 +17,13 @@ examples:
 
 Modes: hybrid (the default, config search.semanticMode) merges the keyword and the meaning
 rankings; semantic ranks by cosine similarity alone. A long memory is matched by its best
-passage. Embeddings come from embedding.provider (ollama, openai or disabled) and are cached
-in .embedding-cache/; the query is the only text embedded (a few missing memories are
-embedded on the way; `memory embed` computes the rest). When no provider is available the
-command prints how to set one up and shows keyword results (exit 0); --json then reports
-mode "keyword-fallback" and a warning.
+passage. Embeddings come from embedding.provider: auto (the default: Ollama when it runs
+with an embedding model, else the embedded model, downloaded on first use), embedded,
+ollama, openai or disabled; they are cached in .embedding-cache/. The query is the only
+text embedded (a few missing memories are embedded on the way; `memory embed` computes the
+rest). When no provider is available the command prints how to set one up and shows
+keyword results (exit 0); --json then reports mode "keyword-fallback" and a warning, and
+otherwise the provider that ran and why ("provider", "providerReason").
 """
 
 
@@ -38,7 +40,14 @@ def main(argv: list[str]) -> int:
         parser.error("--limit must be at least 1")
     query = " ".join(args.query)
     workspace = Workspace()
-    outcome = semantic.search_memories(workspace, query, _cli.filters_from(args), limit=args.limit, mode=args.mode)
+    line = _cli.StatusLine()
+    embedder = embed.Embedder(workspace, download=True, progress=line.show,
+                              notify=lambda text: sys.stderr.write(text + "\n"))
+    try:
+        outcome = semantic.search_memories(workspace, query, _cli.filters_from(args), limit=args.limit,
+                                           mode=args.mode, embedder=embedder)
+    finally:
+        line.end()
     if outcome.problem is not None:
         sys.stderr.write(outcome.problem.notice() + "\n")
     _cli.print_warnings(workspace.warnings)

@@ -15,8 +15,9 @@ def write_config(path, data) -> None:
 def test_defaults_match_the_data_model(env: Env) -> None:
     data = env.ok("config", "--json").json()
     values = data["config"]
-    assert values["embedding"] == {**values["embedding"], "provider": "ollama", "endpoint": "http://localhost:11434",
+    assert values["embedding"] == {**values["embedding"], "provider": "auto", "endpoint": "http://localhost:11434",
                                    "model": "embeddinggemma", "fallbackModels": ["nomic-embed-text", "all-minilm"],
+                                   "embeddedModel": "minishlab/potion-retrieval-32M",
                                    "cacheDirectory": ".embedding-cache"}
     assert values["scopes"] == {"default": "auto", "enterprise": {"enabled": False}}
     assert values["quality"] == {"orphanThreshold": 30, "minQualityScore": 50}
@@ -32,7 +33,7 @@ def test_project_deep_merges_over_global_with_sources(env: Env) -> None:
     data = env.ok("config", "--json").json()
     assert data["config"]["embedding"]["model"] == "all-minilm"
     assert data["config"]["embedding"]["endpoint"] == "http://gpu:11434"
-    assert data["config"]["embedding"]["provider"] == "ollama"
+    assert data["config"]["embedding"]["provider"] == "auto"
     assert data["sources"]["embedding.model"] == str(project_file)
     assert data["sources"]["embedding.endpoint"] == str(global_file)
     assert data["sources"]["embedding.provider"] == "default"
@@ -53,6 +54,11 @@ def test_invalid_config_names_file_key_and_expected_value(env: Env) -> None:
     assert "quality.minQualityScore" in env.fails("write", "x").err
     write_config(path, {"embedding": {"endpoint": "not a url"}})
     assert "http" in env.fails("list").err
+    write_config(path, {"embedding": {"provider": "static"}})
+    assert '"auto", "embedded", "ollama", "openai", "disabled"' in env.fails("list").err
+    write_config(path, {"embedding": {"embeddedModel": "potion"}})
+    result = env.fails("list")
+    assert "embedding.embeddedModel" in result.err and "model directory path" in result.err
     write_config(path, "{broken json")
     result = env.fails("list")
     assert "not valid JSON" in result.err and "line 1" in result.err

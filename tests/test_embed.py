@@ -35,8 +35,9 @@ def stub() -> Iterator[EmbeddingStub]:
 
 
 def configure(env: Env, **embedding: Any) -> None:
+    """Write the project config.json with these `embedding` settings (provider ollama unless given)."""
     env.project_dir.mkdir(parents=True, exist_ok=True)
-    (env.project_dir / "config.json").write_text(json.dumps({"embedding": embedding}))
+    (env.project_dir / "config.json").write_text(json.dumps({"embedding": {"provider": "ollama", **embedding}}))
 
 
 def write_note(runner: Env, title: str = NOTE[0], content: str = NOTE[3], **kwargs: Any) -> Any:
@@ -291,8 +292,12 @@ def test_requests_is_imported_only_when_the_provider_is_asked(env: Env, stub: Em
     assert "urllib3" not in imported(write_note(env, "Quiet", env=profile))
     with refused_url() as url:
         configure(env, endpoint=url)
-        assert {"requests", "urllib3"} <= imported(write_note(env, "First", env=profile))  # probes once
+        # Nothing listens on this machine's port: known from a TCP connection, without requests.
+        first = write_note(env, "First", env=profile)
+        assert "urllib3" not in imported(first) and f"Ollama not detected at {url}" in first.err
         remembered = write_note(env, "Second", env=profile)
         assert "urllib3" not in imported(remembered) and "saved without an embedding" not in remembered.err
         for command in (["read", slug_of("First")], ["list"], ["search", "retry"]):
             assert "urllib3" not in imported(env.ok(*command, env=profile)), command
+    configure(env, endpoint=stub.url)
+    assert {"requests", "urllib3"} <= imported(write_note(env, "Third", env=profile))  # a server answers

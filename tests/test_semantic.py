@@ -1,8 +1,10 @@
-"""US2: semantic search with embeddings, and the Embedding Degradation Matrix.
+"""US2: semantic search with embeddings from Ollama, and the Embedding Degradation Matrix.
 
 Everything runs the real `bin/memory` against a real HTTP embedding server on 127.0.0.1
-(tests/servers/embedding_stub.py). Every test configures the endpoint (the stub, or a port
-that refuses connections), so the default endpoint localhost:11434 is never contacted.
+(tests/servers/embedding_stub.py), with embedding.provider ollama. Every test configures
+the endpoint (the stub, or a port that refuses connections), so the default endpoint
+localhost:11434 is never contacted. tests/test_embedded.py runs the same scenarios with the
+embedded provider and no server.
 """
 
 from __future__ import annotations
@@ -65,9 +67,9 @@ def offline(env: Env) -> Iterator[str]:
 
 
 def configure(env: Env, search: dict[str, Any] | None = None, **embedding: Any) -> None:
-    """Write the project config.json with these `embedding` settings."""
+    """Write the project config.json with these `embedding` settings (provider ollama unless given)."""
     env.project_dir.mkdir(parents=True, exist_ok=True)
-    data: dict[str, Any] = {"embedding": embedding}
+    data: dict[str, Any] = {"embedding": {"provider": "ollama", **embedding}}
     if search:
         data["search"] = search
     (env.project_dir / "config.json").write_text(json.dumps(data))
@@ -308,7 +310,7 @@ def test_provider_disabled_is_silent_on_write_and_falls_back(env: Env, stub: Emb
     data = semantic_json(env, "offline")
     assert data["mode"] == "keyword-fallback" and data["reason"] == "disabled"
     assert data["results"][0]["slug"] == "learning-offline-note"
-    assert "embedding.provider ollama" in env.ok("semantic", "offline").err
+    assert "embedding.provider auto" in env.ok("semantic", "offline").err
     failed = env.fails("embed")
     assert "turned off" in failed.err and "hint: turn it on" in failed.err
     assert stub.count() == 0
@@ -370,12 +372,16 @@ def test_chunks_cover_every_word_with_overlap(words: int) -> None:
     assert all(len(body) <= embed.CHUNK_WORDS for body in bodies)
 
 
-def test_fuse_is_a_convex_combination() -> None:
-    fused = semantic.fuse([{"a": (0.9, 0), "b": (0.5, 2), "c": (0.1, 0)}, {"e": (0.7, 0)}],
-                          [{"b": 12.0, "d": 6.0}, {"e": 3.0}])
+def test_fuse_convex_and_reciprocal_rank() -> None:
+    vector, keyword = [{"a": (0.9, 0), "b": (0.5, 2), "c": (0.1, 0)}, {"e": (0.7, 0)}], [{"b": 12.0, "d": 6.0}, {"e": 3.0}]
+    fused = semantic.fuse(vector, keyword, ("convex", 0.5, 0.0))
     assert fused == pytest.approx({(0, "a"): 0.5, (0, "b"): 0.5 * 0.5 + 0.5, (0, "c"): 0.0, (0, "d"): 0.25,
                                    (1, "e"): 0.5 * 0.75 + 0.125})
-    assert semantic.fuse([{"a": (0.3, 0)}], [{}]) == {(0, "a"): 0.0}  # one candidate: nothing to scale
+    # cosine ranks a 1, e 2, b 3, c 4; keyword ranks b 1, d 2, e 3 (over all scopes)
+    fused = semantic.fuse(vector, keyword, ("rrf", 0.8, 3.0))
+    assert fused == pytest.approx({(0, "a"): 0.2 / 4, (1, "e"): 0.2 / 5 + 0.8 / 6, (0, "b"): 0.2 / 6 + 0.8 / 4,
+                                   (0, "c"): 0.2 / 7, (0, "d"): 0.8 / 5})
+    assert semantic.fuse([{"a": (0.3, 0)}], [{}], ("convex", 0.5, 0.0)) == {(0, "a"): 0.0}  # nothing to scale
 
 
 def test_neighbours_and_similar_pairs_from_the_cache_only(env: Env, stub: EmbeddingStub) -> None:

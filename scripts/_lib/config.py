@@ -16,9 +16,10 @@ CONFIG_NAME = "config.json"
 
 DEFAULTS: dict[str, Any] = {
     "embedding": {
-        "provider": "ollama",
+        "provider": "auto",
         "endpoint": "http://localhost:11434",
         "model": "embeddinggemma",
+        "embeddedModel": "minishlab/potion-retrieval-32M",
         "fallbackModels": ["nomic-embed-text", "all-minilm"],
         "cacheDirectory": ".embedding-cache",
         "apiKeyEnv": "OPENAI_API_KEY",

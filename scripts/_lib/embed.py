@@ -1,6 +1,11 @@
 """Embeddings: the providers, their remembered availability, and the per-memory cache.
 
 Providers (config `embedding.provider`):
+  auto      the default: Ollama when it answers with a usable model, else the embedded model
+            when it is present, else none (keyword search). Ollama on this machine is first
+            asked with a bare TCP connection, so a missing Ollama costs no HTTP library and
+            no wait, and is not a warning.
+  embedded  a static model2vec model run in this process (embedded.py): no server.
   ollama    POST <endpoint>/api/embed (servers older than 0.3: /api/embeddings). GET /api/tags
             tells which models are pulled: the configured model, else the first pulled
             fallback model; names match with or without `:latest`.
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
 from . import clock, deps, errors, fsutil, memory
 from .scopes import CACHE_DIR_NAME
 
-PROVIDERS = ("ollama", "openai", "disabled")
+PROVIDERS = ("auto", "embedded", "ollama", "openai", "disabled")
 STATE_NAME = "embedding-state.json"
 STATE_VERSION = 1
 STATE_KEEP = 8            # remembered provider settings
@@ -47,12 +52,21 @@ UP_SECONDS = 300.0        # a working provider is trusted this long without a ne
 DOWN_SECONDS = 60.0       # a failing one is not asked again for this long (`memory embed` asks anyway)
 PER_TEXT_SECONDS = 0.5    # extra read time allowed for each further text of one request
 REQUEST_TEXTS = 32        # texts per HTTP request
+BATCH_MEMORIES = 16       # memories per `memory embed` round with a server ...
+BATCH_MEMORIES_IN_PROCESS = 256  # ... and with the embedded model (rounds cost a lock and an index.json update)
 MAX_INPUT_CHARS = 8000    # of the whole-memory text; long memories are covered by their chunks
 MAX_DIMENSION = 8192      # schemas/embedding-cache.schema.json
 CHUNK_WORDS = 180         # a chunk: the title and a window of this many words ...
-CHUNK_OVERLAP = 60        # ... overlapping the next window by this many
+CHUNK_OVERLAP = 60        # ... overlapping the next window by this many (with a server's model);
+# with the embedded model, whose vector is an average of word vectors, shorter windows: chosen
+# by cross-validation on the dev queries of the ADR set (bench/search_quality.py)
+CHUNK_WORDS_IN_PROCESS = 60
+CHUNK_OVERLAP_IN_PROCESS = 20
 MAX_CHUNKS = 48
 OLLAMA_DOWNLOAD = "https://ollama.com/download"
+# Failures meaning "not set up here" rather than "broken" (Unavailable.kind): no Ollama, the
+# embedded model not downloaded (or its download client missing, or no network to get it).
+NOT_SET_UP = ("down", "not-downloaded", "missing", "offline", "unreachable")
 
 
 # -- errors -------------------------------------------------------------------------------
@@ -103,36 +117,67 @@ def same_model(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and canonical_model(a or "") == canonical_model(b or "")
 
 
-class Settings:
-    """The `embedding` section of the effective config."""
+def _is_path(name: str) -> bool:
+    return name.startswith(("/", "~", "."))
 
-    __slots__ = ("provider", "endpoint", "model", "fallbacks", "timeout", "key_env")
+
+class Settings:
+    """The `embedding` section of the effective config.
+
+    `model` is the model of an Ollama or OpenAI-compatible server; `embedded_model` the
+    embedded provider's (`embeddedModel`: a hub id or a directory). `model` names the
+    embedded model instead when it is a directory path (no server model is named so), or
+    a hub id while the provider is `embedded`.
+    """
+
+    __slots__ = ("provider", "endpoint", "model", "embedded_model", "fallbacks", "timeout", "key_env")
 
     def __init__(self, section: dict[str, Any]) -> None:
-        self.provider = str(section.get("provider") or "ollama")
+        self.provider = str(section.get("provider") or "auto")
         self.endpoint = str(section.get("endpoint") or "http://localhost:11434").rstrip("/")
-        self.model = str(section.get("model") or "embeddinggemma")
+        model = str(section.get("model") or "embeddinggemma")
+        self.embedded_model = str(section.get("embeddedModel") or "")
+        if not self.embedded_model:
+            from .staticmodel import DEFAULT_MODEL
+
+            self.embedded_model = DEFAULT_MODEL
+        if _is_path(model) or (self.provider == "embedded" and "/" in model):  # a path or a hub id
+            self.embedded_model, model = model, "embeddinggemma"
+        self.model = model
         fallbacks = [str(name) for name in section.get("fallbackModels") or []]
         self.fallbacks = [name for name in dict.fromkeys(fallbacks) if not same_model(name, self.model)]
         self.timeout = float(section.get("timeoutSeconds") or 2.0)
         self.key_env = str(section.get("apiKeyEnv") or "OPENAI_API_KEY")
 
-    @property
-    def key(self) -> str:
-        """Identifies these settings in the state file (another endpoint or model is probed anew)."""
-        return " ".join([self.provider, self.endpoint, self.model, ",".join(self.fallbacks)])
+
+def configured_model(settings: Settings, model: str) -> bool:
+    """Whether a cache entry made with `model` comes from these settings: the server model or
+    a fallback, or the embedded model (named `<hub id or directory name>@<revision or digest>`)."""
+    if "@" in model:
+        name = settings.embedded_model
+        return model.rsplit("@", 1)[0] in (name, os.path.basename(os.path.expanduser(name).rstrip("/")))
+    return any(same_model(model, name) for name in [settings.model, *settings.fallbacks])
 
 
 class Status:
-    """A working provider: the model it embeds with, how, and what it told us."""
+    """A working provider: the model it embeds with, how, what it told us, which provider
+    it is and why it was chosen."""
 
-    __slots__ = ("model", "api", "dim", "note")
+    __slots__ = ("model", "api", "dim", "note", "provider", "reason")
 
-    def __init__(self, model: str, api: str, dim: int | None = None, note: str | None = None) -> None:
+    def __init__(self, model: str, api: str, dim: int | None = None, note: str | None = None, *,
+                 provider: str = "ollama", reason: str | None = None) -> None:
         self.model, self.api, self.dim, self.note = model, api, dim, note
+        self.provider, self.reason = provider, reason
+
+    @property
+    def in_process(self) -> bool:
+        """Whether the model runs in this process (the embedded provider)."""
+        return self.api == "static"
 
     def as_json(self) -> dict[str, Any]:
-        return {"model": self.model, "api": self.api, "dim": self.dim, "note": self.note}
+        return {"provider": self.provider, "model": self.model, "api": self.api, "dim": self.dim, "note": self.note,
+                "reason": self.reason}
 
 
 # -- HTTP ---------------------------------------------------------------------------------
@@ -164,6 +209,12 @@ class _Http:
     """A provider's HTTP plumbing: one `requests` session, short timeouts, failures as Unavailable."""
 
     name = "provider"
+    kind = "provider"
+    texts_per_call = REQUEST_TEXTS
+    remember_success = True
+
+    def worth_remembering(self, failure: Unavailable) -> bool:
+        return True  # asking again costs a timeout
 
     def __init__(self, settings: Settings, env: Any) -> None:
         self.settings = settings
@@ -196,6 +247,13 @@ class _Http:
             raise self.failed(f"the request to {url} failed: {type(exc).__name__}") from None
         return response.status_code, response.content.decode("utf-8", "replace")
 
+    @property
+    def key(self) -> str:
+        """Identifies the provider and its settings in the state file (another endpoint or model
+        is probed anew)."""
+        settings = self.settings
+        return " ".join([self.kind, settings.endpoint, settings.model, ",".join(settings.fallbacks)])
+
     def _json(self, text: str, what: str) -> Any:
         try:
             return json.loads(text)
@@ -215,6 +273,20 @@ class _Http:
         hint = ("check that embedding.endpoint points at the right server and embedding.provider names its API"
                 if malformed else f"check {self.name}'s log, or restart it")
         return Unavailable("failed", reason, hint)
+
+
+def _accepts_connections(url: str, timeout: float) -> bool:
+    """Whether something listens at the host and port of `url` (a TCP connection, no request)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        socket.create_connection((parts.hostname or "localhost", port), timeout=timeout).close()
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _vectors(data: Any, count: int, what: str, owner: _Http) -> list[list[float]]:
@@ -241,6 +313,7 @@ class Ollama(_Http):
     """Ollama's native API."""
 
     name = "Ollama"
+    kind = "ollama"
 
     def down(self, reason: str | None = None) -> Unavailable:
         settings = self.settings
@@ -264,6 +337,8 @@ class Ollama(_Http):
     def probe(self) -> Status:
         """Which model to use: GET /api/tags, then the configured model or the first pulled fallback."""
         settings = self.settings
+        if _loopback(settings.endpoint) and not _accepts_connections(settings.endpoint, settings.timeout):
+            raise self.down()  # nothing listens: known without importing an HTTP library
         code, text = self._request("GET", f"{settings.endpoint}/api/tags")
         if code != 200:
             raise self.failed(f"{settings.endpoint}/api/tags answered HTTP {code}: {_error_text(text)}",
@@ -320,6 +395,7 @@ class OpenAI(_Http):
     """Any OpenAI-compatible /v1/embeddings endpoint."""
 
     name = "the embedding server"
+    kind = "openai"
 
     @property
     def url(self) -> str:
@@ -338,7 +414,7 @@ class OpenAI(_Http):
              f"3. Put its API key, if it needs one, in ${self.settings.key_env} (embedding.apiKeyEnv)"])
 
     def probe(self) -> Status:
-        return Status(self.settings.model, "openai")  # no cheap probe: the first request tells
+        return Status(self.settings.model, "openai", provider=self.kind)  # no cheap probe: the first request tells
 
     def embed(self, status: Status, texts: list[str]) -> list[list[float]]:
         settings = self.settings
@@ -370,25 +446,40 @@ class OpenAI(_Http):
 # -- the embedder: provider + remembered availability --------------------------------------
 
 class Embedder:
-    """The configured provider, asked only when its remembered state allows."""
+    """The configured provider (for `auto`, the first that works), asked only when its
+    remembered state allows.
 
-    def __init__(self, workspace: Workspace) -> None:
+    `download`: this process may download the embedded model (an explicit `memory embed` or
+    `memory semantic`; never a write or a hook), saying so through `notify` and showing
+    `progress` lines (`downloading org/model: model.safetensors 45/129 MB`).
+    """
+
+    def __init__(self, workspace: Workspace, *, download: bool = False,
+                 progress: Callable[[str], None] | None = None,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.settings = Settings(workspace.config.section("embedding"))
         # the state lives in the cache of the global scope, else of the project scope: never
         # create a scope directory just for it (with neither, nothing is remembered)
         self._state_roots = [workspace.global_root] + (
             [] if workspace.project_is_global or fsutil.escapes(workspace.project_root, workspace.project_dir)
             else [workspace.project_root])
-        self.provider: Ollama | OpenAI | None = None
-        if self.settings.provider == "ollama":
-            self.provider = Ollama(self.settings, workspace.env)
-        elif self.settings.provider == "openai":
-            self.provider = OpenAI(self.settings, workspace.env)
+        chosen = self.settings.provider
+        self.candidates: list[Any] = []  # the providers tried, in order
+        if chosen in ("auto", "ollama"):
+            self.candidates.append(Ollama(self.settings, workspace.env))
+        if chosen == "openai":
+            self.candidates.append(OpenAI(self.settings, workspace.env))
+        if chosen in ("auto", "embedded"):
+            from . import embedded
+
+            self.candidates.append(embedded.Embedded(self.settings, embedded.index_dir(workspace.global_root),
+                                                     download=download, progress=progress, notify=notify))
+        self.provider: Any = self.candidates[0] if len(self.candidates) == 1 else None
         self.status: Status | None = None
 
     @property
     def disabled(self) -> bool:
-        return self.provider is None
+        return not self.candidates
 
     @property
     def model(self) -> str:
@@ -397,48 +488,67 @@ class Embedder:
     def ready(self, *, refresh: bool = False) -> Status:
         """The working provider's status; raises Unavailable (remembered failures are not retried
         before DOWN_SECONDS, unless `refresh`)."""
-        if self.provider is None:
+        if not self.candidates:
             raise Unavailable("disabled", 'semantic search is turned off (embedding.provider is "disabled")',
-                              "turn it on with `memory config embedding.provider ollama --scope global`")
+                              "turn it on with `memory config embedding.provider auto --scope global`")
         if self.status is not None:
             return self.status
+        failures = []
+        for provider in self.candidates:
+            try:
+                status = self._ready(provider, refresh)
+            except Unavailable as exc:
+                failures.append(exc)
+                continue
+            if self.settings.provider != "auto":
+                status.reason = f"embedding.provider is {self.settings.provider}"
+            elif failures:
+                status.reason = f"auto: {failures[0].message}; using {provider.name}"
+            else:
+                status.reason = f"auto: {provider.name} is the first provider that works"
+            self.provider, self.status = provider, status
+            return status
+        raise failures[0] if len(failures) == 1 else self._none_works(failures)
+
+    def _ready(self, provider: Any, refresh: bool) -> Status:
         if not refresh:
-            remembered = self._remembered()
+            remembered = self._remembered(provider)
             if isinstance(remembered, Unavailable):
                 raise remembered
             if remembered is not None:
-                self.status = remembered
                 return remembered
         try:
-            status = self.provider.probe()
+            status = provider.probe()
         except Unavailable as exc:
-            self._remember(failure=exc)
+            if provider.worth_remembering(exc):
+                self._remember(provider, failure=exc)
             raise
-        self.status = status
-        self._remember(status=status)
+        if provider.remember_success:
+            self._remember(provider, status=status)
         return status
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Unit-length embeddings of `texts`, in order; raises Unavailable."""
         status = self.ready()
-        assert self.provider is not None
+        provider = self.provider
         before = (status.api, status.dim)
         vectors: list[list[float]] = []
         try:
-            for start in range(0, len(texts), REQUEST_TEXTS):
-                vectors += self.provider.embed(status, texts[start:start + REQUEST_TEXTS])
+            for start in range(0, len(texts), provider.texts_per_call):
+                vectors += provider.embed(status, texts[start:start + provider.texts_per_call])
             sizes = {len(vector) for vector in vectors}
             if len(sizes) > 1:
-                raise self.provider.failed(f"{self.provider.name} returned vectors of different sizes "
-                                           f"({', '.join(map(str, sorted(sizes)))})", malformed=True)
+                raise provider.failed(f"{provider.name} returned vectors of different sizes "
+                                      f"({', '.join(map(str, sorted(sizes)))})", malformed=True)
         except Unavailable as exc:
             self.status = None
-            self._remember(failure=exc)
+            if provider.worth_remembering(exc):
+                self._remember(provider, failure=exc)
             raise
         if vectors:
             status.dim = len(vectors[0])
-        if (status.api, status.dim) != before:
-            self._remember(status=status)
+        if (status.api, status.dim) != before and provider.remember_success:
+            self._remember(provider, status=status)
         return [unit(vector) for vector in vectors]
 
     # -- the state file
@@ -460,8 +570,8 @@ class Embedder:
             return {}
         return data["providers"]
 
-    def _remembered(self) -> Status | Unavailable | None:
-        record = self._read_state().get(self.settings.key)
+    def _remembered(self, provider: Any) -> Status | Unavailable | None:
+        record = self._read_state().get(provider.key)
         if not isinstance(record, dict) or not isinstance(record.get("checked"), (int, float)):
             return None
         age = time.time() - record["checked"]
@@ -470,14 +580,14 @@ class Embedder:
                 return None
             dim = record.get("dim")
             return Status(record["model"], str(record.get("api") or "embed"), dim if isinstance(dim, int) else None,
-                          record.get("note") if isinstance(record.get("note"), str) else None)
+                          record.get("note") if isinstance(record.get("note"), str) else None, provider=provider.kind)
         if not 0 <= age < DOWN_SECONDS:
             return None
         failure = Unavailable.from_json(record)
         failure.remembered = True
         return failure
 
-    def _remember(self, *, status: Status | None = None, failure: Unavailable | None = None) -> None:
+    def _remember(self, provider: Any, *, status: Status | None = None, failure: Unavailable | None = None) -> None:
         """Record the outcome for other processes (best effort: a read-only HOME just disables it)."""
         path = self.state_path
         if path is None:
@@ -488,11 +598,22 @@ class Embedder:
                       {"ok": False, **(failure.as_json() if failure else {})})
         providers = {key: value for key, value in providers.items()
                      if isinstance(value, dict) and isinstance(value.get("checked"), (int, float))}
-        providers[self.settings.key] = record
+        providers[provider.key] = record
         newest = sorted(providers.items(), key=lambda item: -item[1]["checked"])[:STATE_KEEP]
         with contextlib.suppress(OSError):
             fsutil.write_atomically(path, json.dumps({"version": STATE_VERSION, "providers": dict(newest)}, indent=1),
                                     durable=False)
+
+    def _none_works(self, failures: list[Unavailable]) -> Unavailable:
+        """`auto` found no provider: one notice naming each failure, the embedded model's steps
+        first (it needs no server), then Ollama's."""
+        embedded = failures[-1]
+        steps = embedded.steps or ([embedded.hint[0].upper() + embedded.hint[1:]] if embedded.hint else [])
+        steps = steps + [f"Or use Ollama ({OLLAMA_DOWNLOAD}): ollama pull {self.settings.model}, then ollama serve"]
+        combined = Unavailable(embedded.kind, "; ".join(failure.message for failure in reversed(failures)),
+                               embedded.hint, [f"{number}. {step}" for number, step in enumerate(steps, 1)])
+        combined.remembered = all(failure.remembered for failure in failures)
+        return combined
 
 
 def unit(vector: list[float]) -> list[float]:
@@ -503,22 +624,29 @@ def unit(vector: list[float]) -> list[float]:
 
 # -- what is embedded for a memory -----------------------------------------------------------
 
-def chunk_texts(title: str, content: str) -> list[str]:
-    """Overlapping passages of a long memory, each the title plus CHUNK_WORDS words ([] when short)."""
+def chunking(status: Status) -> tuple[int, int]:
+    """(words per chunk, overlap) for vectors of this provider's model."""
+    return (CHUNK_WORDS_IN_PROCESS, CHUNK_OVERLAP_IN_PROCESS) if status.in_process else (CHUNK_WORDS, CHUNK_OVERLAP)
+
+
+def chunk_texts(title: str, content: str, size: tuple[int, int] = (CHUNK_WORDS, CHUNK_OVERLAP)) -> list[str]:
+    """Overlapping passages of a long memory, each the title plus `size` = (words, overlap)
+    words ([] when short)."""
+    width, overlap = size
     words = content.split()
-    if len(words) <= CHUNK_WORDS + CHUNK_OVERLAP:
+    if len(words) <= width + overlap:
         return []
-    step = CHUNK_WORDS - CHUNK_OVERLAP
-    count = 1 + -(-(len(words) - CHUNK_WORDS) // step)
+    step = width - overlap
+    count = 1 + -(-(len(words) - width) // step)
     if count > MAX_CHUNKS:
-        step = -(-(len(words) - CHUNK_WORDS) // (MAX_CHUNKS - 1))
-        count = 1 + -(-(len(words) - CHUNK_WORDS) // step)
-    return [f"{title}\n\n{' '.join(words[index * step:index * step + CHUNK_WORDS])}" for index in range(count)]
+        step = -(-(len(words) - width) // (MAX_CHUNKS - 1))
+        count = 1 + -(-(len(words) - width) // step)
+    return [f"{title}\n\n{' '.join(words[index * step:index * step + width])}" for index in range(count)]
 
 
-def texts_for(title: str, content: str) -> list[str]:
+def texts_for(title: str, content: str, size: tuple[int, int] = (CHUNK_WORDS, CHUNK_OVERLAP)) -> list[str]:
     """What is embedded for one memory: its whole text (capped), then the chunks of a long one."""
-    return [memory.embedding_text(title, content)[:MAX_INPUT_CHARS]] + chunk_texts(title, content)
+    return [memory.embedding_text(title, content)[:MAX_INPUT_CHARS]] + chunk_texts(title, content, size)
 
 
 # -- the cache files ----------------------------------------------------------------------------
@@ -595,13 +723,15 @@ def embed_memories(embedder: Embedder, catalog: Catalog, items: list[memory.Memo
                    expected_dim: int | None = None) -> list[str]:
     """Embed memories and write their cache entries; returns the slugs written.
 
-    The provider is called without holding the scope lock unless the caller holds it;
-    entries are written under the lock, and only for memories whose content did not
-    change meanwhile. Raises Unavailable, also when the vectors' size is not `expected_dim`.
+    The provider is called without holding the scope lock (unless the caller holds it), so
+    a model never holds up other writers; the entries, and index.json, are then written
+    under the lock, and only for memories whose content did not change meanwhile. Raises
+    Unavailable, also when the vectors' size is not `expected_dim`.
     """
     if not items:
         return []
-    groups = [texts_for(item.title, item.content) for item in items]
+    passages = chunking(embedder.ready())
+    groups = [texts_for(item.title, item.content, passages) for item in items]
     vectors = embedder.embed([text for group in groups for text in group])
     size = len(vectors[0])
     if expected_dim is not None and size != expected_dim:
@@ -613,7 +743,7 @@ def embed_memories(embedder: Embedder, catalog: Catalog, items: list[memory.Memo
             ["Recompute the embeddings for the changed model: memory embed --all"])
     model = embedder.model
     written = []
-    with catalog.locked():
+    with catalog.locked(touching=[item.slug for item in items]):
         position = 0
         for item, group in zip(items, groups):
             mine = vectors[position:position + len(group)]
@@ -624,7 +754,9 @@ def embed_memories(embedder: Embedder, catalog: Catalog, items: list[memory.Memo
                 continue  # changed meanwhile: the next run embeds the new content
             write_cached(catalog, item.slug, model, mine, content_hash)
             written.append(item.slug)
-        catalog.set_has_embedding(written, True)
+        if written:
+            catalog.set_has_embedding(written, True)
+            catalog.export()
     return written
 
 
@@ -643,12 +775,16 @@ def read_memories(catalog: Catalog, slugs: list[str]) -> list[memory.Memory]:
 
 
 def after_change(workspace: Workspace, catalog: Catalog, slugs: list[str]) -> None:
-    """Embed memories just written or updated (US2-4), holding the scope lock. Never raises.
+    """Embed memories just written or updated (US2-4), after the write released the scope
+    lock. Never raises.
 
     Degradation matrix: with no working provider the memory is saved in full without an
     embedding. A failure seen by this command gives a one-line warning; one remembered from
-    an earlier command (within DOWN_SECONDS) costs no wait and no repeated warning.
+    an earlier command (within DOWN_SECONDS) costs no wait and no repeated warning. With
+    provider `auto`, a provider that is merely not set up here (no Ollama, the embedded
+    model not downloaded) is no warning at all: `memory semantic` says how to set one up.
     """
+    embedder = None
     try:
         embedder = Embedder(workspace)
         if embedder.disabled:
@@ -659,7 +795,9 @@ def after_change(workspace: Workspace, catalog: Catalog, slugs: list[str]) -> No
         expected = semantic.cached_dimension(catalog, embedder.model)
         embed_memories(embedder, catalog, read_memories(catalog, slugs), expected_dim=expected)
     except Unavailable as exc:
-        if not exc.remembered:
+        quiet = exc.remembered or (embedder is not None and embedder.settings.provider == "auto"
+                                   and exc.kind in NOT_SET_UP)
+        if not quiet:
             workspace.warn(f"saved without an embedding: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
                            + "; `memory embed` adds it later")
     except (errors.Error, OSError, ValueError) as exc:
@@ -682,20 +820,25 @@ class Backfill:
                 "upToDate": self.up_to_date, "removed": self.removed, "skipped": self.skipped}
 
 
-def backfill(workspace: Workspace, scope: str | None = None, *, everything: bool = False, batch: int = 16,
-             progress: Callable[[str, int, int], None] | None = None) -> tuple[Embedder, list[Backfill]]:
+def backfill(workspace: Workspace, scope: str | None = None, *, everything: bool = False, batch: int | None = None,
+             progress: Callable[[str, int, int], None] | None = None,
+             embedder: Embedder | None = None) -> tuple[Embedder, list[Backfill]]:
     """Compute missing and stale embeddings (all of them with `everything`) of each scope.
 
     Always asks the provider afresh (a remembered failure is not trusted here); raises
     Unavailable when it cannot embed. Progress goes to `progress(scope, done, total)`.
+    Each batch of `batch` memories (default: BATCH_MEMORIES of the provider) is written
+    before the next is embedded, so a run that is killed keeps what it wrote, and the
+    next run continues from there.
     """
     from . import semantic
     from .store import catalog_for
 
-    if batch < 1:
+    if batch is not None and batch < 1:
         raise errors.InvalidInput("--batch must be at least 1")
-    embedder = Embedder(workspace)
+    embedder = embedder or Embedder(workspace)
     embedder.ready(refresh=True)
+    batch = batch or (BATCH_MEMORIES_IN_PROCESS if embedder.ready().in_process else BATCH_MEMORIES)
     results = []
     for target in workspace.readable_scopes(scope):
         with catalog_for(workspace, target) as catalog:
@@ -728,8 +871,6 @@ def backfill(workspace: Workspace, scope: str | None = None, *, everything: bool
                     expected = embedder.ready().dim
                 result.embedded += len(written)
                 result.skipped += len(slugs) - len(written)
-                with catalog.locked():
-                    catalog.export()
                 if progress:
                     progress(target.name, min(start + batch, len(todo)), len(todo))
             semantic.Pack.fresh(catalog, model)  # so the first search need not pack the new entries

@@ -789,14 +789,12 @@ class Analysis:
         return self.cache_files
 
     def _caches(self) -> None:
-        from .embed import canonical_model
+        from .embed import Settings, canonical_model, configured_model
 
         files = self._cache_listing()
         if not files:
             return
-        configured = self.config.get("embedding.model") or ""
-        accepted = {canonical_model(name) for name in [configured, *(self.config.get("embedding.fallbackModels")
-                                                                     or [])] if isinstance(name, str) and name}
+        settings = Settings(self.config.section("embedding"))
         memo = CacheMemo(self.scope.cache_dir / MEMO_NAME)
         found = {stem: memo.verdict(path) for stem, path in files.items()}
         memo.save()
@@ -815,9 +813,9 @@ class Analysis:
                 problem = ("cache-invalid", f"it holds the embedding of {verdict['slug']!r}")
             elif slug is None:
                 problem = ("cache-orphaned", f"it belongs to no memory ({self._where(stem)})")
-            elif accepted and canonical_model(verdict["model"]) not in accepted:
+            elif not configured_model(settings, verdict["model"]):
                 problem = ("cache-wrong-model", f"made with {verdict['model']}, which is neither embedding.model "
-                           f"({configured}) nor one of embedding.fallbackModels")
+                           f"({settings.model}), one of embedding.fallbackModels nor embedding.embeddedModel")
             else:
                 usual = sizes[canonical_model(verdict["model"])].most_common(1)[0][0]
                 if verdict["dim"] != usual:

@@ -9,8 +9,8 @@ take about 45 ms. The winners are then re-scored exactly from their JSON files. 
 cache directory changed, the pack is brought up to date by re-reading only the cache
 files whose stamps changed.
 
-Hybrid ranking adds the normalised keyword (BM25) and cosine scores with equal weights
-(convex combination); a long memory is ranked by its best-matching chunk (embed.chunk_texts).
+Hybrid ranking fuses the keyword (BM25) and cosine rankings (fuse; FUSION); a long memory
+is ranked by its best-matching chunk (embed.chunk_texts).
 """
 
 from __future__ import annotations
@@ -44,9 +44,15 @@ PACK_NAME = "embeddings.pack"
 PACK_MAGIC = b"MEMPACK1"
 PACK_VERSION = 2
 RACY_NS = 2_000_000_000  # a directory changed this recently may change again within its mtime tick
-KEYWORD_WEIGHT = 0.5     # hybrid: weight of the normalised BM25 score (the cosine gets the rest)
+# Hybrid: how the keyword and meaning rankings are merged (fuse: method, keyword weight, rrf k),
+# with a server's model and with the embedded model: each chosen by cross-validation on the
+# dev queries of the ADR set (bench/search_quality.py), with all-MiniLM-L6-v2 over the Ollama
+# API and with a static model distilled from it.
+FUSION = ("convex", 0.4, 0.0)
+FUSION_IN_PROCESS = ("rrf", 0.7, 1.0)
 KEYWORD_DEPTH = 200      # hybrid: keyword matches fused per scope (beyond, BM25 adds next to nothing)
-LAZY_LIMIT = 16          # missing embeddings a search computes on the way (the rest: `memory embed`)
+LAZY_LIMIT = 16          # missing embeddings a search computes on the way with a server (the rest: `memory embed`)
+LAZY_LIMIT_IN_PROCESS = 128  # ... with the embedded model (about 2 ms each)
 RESCORE_EXTRA = 10       # approximate winners re-scored exactly beyond --limit
 LEVELS = 63              # quantised components are ZERO + (-63..63)
 ZERO = 64
@@ -408,14 +414,17 @@ class Hit(search.Hit):
 class Outcome:
     """What `memory semantic` found and how: mode is semantic, hybrid or keyword-fallback."""
 
-    __slots__ = ("query", "mode", "model", "hits", "problem")
+    __slots__ = ("query", "mode", "model", "hits", "problem", "provider", "reason")
 
     def __init__(self, query: str, mode: str, model: str | None, hits: list[Any],
-                 problem: embed.Unavailable | None = None) -> None:
+                 problem: embed.Unavailable | None = None, status: embed.Status | None = None) -> None:
         self.query, self.mode, self.model, self.hits, self.problem = query, mode, model, hits, problem
+        self.provider = status.provider if status is not None else None  # which provider ran ...
+        self.reason = status.reason if status is not None else None      # ... and why it was chosen
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"query": self.query, "mode": self.mode, "model": self.model,
+                                "provider": self.provider, "providerReason": self.reason,
                                 "count": len(self.hits), "results": [hit.as_json() for hit in self.hits]}
         if self.problem is not None:
             data.update(warning=self.problem.notice(), reason=self.problem.kind)
@@ -423,11 +432,12 @@ class Outcome:
 
 
 def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit: int = 10,
-                    mode: str | None = None) -> Outcome:
+                    mode: str | None = None, embedder: embed.Embedder | None = None) -> Outcome:
     """Semantic (cosine) or hybrid (keyword + cosine, fused) search of every readable scope.
 
     Falls back to keyword search when the provider is unavailable (degradation matrix);
-    the Outcome then carries the reason and setup instructions.
+    the Outcome then carries the reason and setup instructions. `embedder`: one made with
+    the caller's download permission (default: no download).
     """
     from . import store
 
@@ -440,7 +450,7 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
     mode = mode or workspace.config.get("search.semanticMode") or "hybrid"
     if mode not in MODES:
         raise errors.InvalidInput(f"unknown semantic search mode {mode!r}", "use one of: " + ", ".join(MODES))
-    embedder = embed.Embedder(workspace)
+    embedder = embedder or embed.Embedder(workspace)
     try:
         embedder.ready()
         pending = _Pending(embedder.embed, [query])  # overlaps the local work below
@@ -526,7 +536,7 @@ def _search(workspace: Workspace, embedder: embed.Embedder, scopes: list[_Scope]
                                                         for slug, (score, _) in found.items()))
         fused = {(number, slug): 0.0 for _, number, slug in ranked}
     else:
-        fused = fuse(vector, keyword)
+        fused = fuse(vector, keyword, FUSION_IN_PROCESS if embedder.ready().in_process else FUSION)
         fused = dict(heapq.nlargest(limit, fused.items(), key=itemgetter(1)))
     vector_scores = sorted(score for found in vector for score, _ in found.values())
     keyword_scores = sorted(score for scores in keyword for score in scores.values())
@@ -546,9 +556,10 @@ def _search(workspace: Workspace, embedder: embed.Embedder, scopes: list[_Scope]
         hits = hits[:limit]
         for hit in hits:
             hit.score = hit.similarity or 0.0
+    size = embed.chunking(embedder.ready())
     for hit in hits:
-        _add_snippet(hit, query)
-    return Outcome(query, mode, embedder.model, hits)
+        _add_snippet(hit, query, size)
+    return Outcome(query, mode, embedder.model, hits, status=embedder.status)
 
 
 def _rank(ascending: list[float], score: float | None) -> int | None:
@@ -557,11 +568,25 @@ def _rank(ascending: list[float], score: float | None) -> int | None:
 
 
 def fuse(vector: list[dict[str, tuple[float, int]]], keyword: list[dict[str, float]],
-         keyword_weight: float = KEYWORD_WEIGHT) -> dict[tuple[int, str], float]:
-    """Hybrid scores of (scope number, slug): a convex combination of the cosine (min-max scaled
-    over all candidates) and the BM25 score (divided by the best one); a memory missing from
-    a ranking scores 0 there."""
-    fused: dict[tuple[int, str], float] = {}
+         fusion: tuple[str, float, float] = FUSION) -> dict[tuple[int, str], float]:
+    """Hybrid scores of (scope number, slug); a memory missing from a ranking scores 0 there.
+
+    `fusion` = (method, keyword weight w, k). rrf: reciprocal rank fusion, w / (k + keyword
+    rank) + (1 - w) / (k + cosine rank), ranks counted over all scopes. convex: w x BM25
+    divided by the best BM25 + (1 - w) x the cosine min-max scaled over all candidates.
+    """
+    method, keyword_weight, rrf_k = fusion
+    if method == "rrf":
+        fused: dict[tuple[int, str], float] = {}
+        for weight, ranking in ((1.0 - keyword_weight, [((number, slug), score) for number, found in enumerate(vector)
+                                                          for slug, (score, _) in found.items()]),
+                                (keyword_weight, [((number, slug), score) for number, scores in enumerate(keyword)
+                                                  for slug, score in scores.items()])):
+            ranking.sort(key=lambda item: -item[1])
+            for position, (key, _) in enumerate(ranking, 1):
+                fused[key] = fused.get(key, 0.0) + weight / (rrf_k + position)
+        return fused
+    fused = {}
     cosines = [score for found in vector for score, _ in found.values()]
     if cosines:
         low = min(cosines)
@@ -591,7 +616,8 @@ def _allowed(catalog: Catalog, filters: Filters) -> set[str] | None:
 
 
 def _pack_with_missing(workspace: Workspace, embedder: embed.Embedder, part: _Scope, size: int, mode: str) -> Pack:
-    """The scope's pack, after embedding up to LAZY_LIMIT memories that have no usable vectors."""
+    """The scope's pack, after embedding up to LAZY_LIMIT (with the embedded model LAZY_LIMIT_IN_PROCESS)
+    memories that have no usable vectors."""
     catalog, current, pack = part.catalog, part.current, part.pack
     if pack.rows and pack.dim != size:
         raise embed.Unavailable(
@@ -607,11 +633,10 @@ def _pack_with_missing(workspace: Workspace, embedder: embed.Embedder, part: _Sc
         return pack
     updated = dict(catalog.conn.execute("SELECT slug, updated FROM docs"))
     missing.sort(key=lambda slug: updated.get(slug, ""), reverse=True)  # the newest first
+    lazy = LAZY_LIMIT_IN_PROCESS if embedder.ready().in_process else LAZY_LIMIT
     try:
-        items = embed.read_memories(catalog, missing[:LAZY_LIMIT])
+        items = embed.read_memories(catalog, missing[:lazy])
         if embed.embed_memories(embedder, catalog, items, expected_dim=size):
-            with catalog.locked():
-                catalog.export()
             pack = Pack.fresh(catalog, embedder.model)
     except embed.Unavailable as exc:
         workspace.warn(f"could not embed memories of the {catalog.scope.name} scope: {exc.message}")
@@ -639,13 +664,13 @@ def _rescore(hit: Hit, catalog: Catalog, query_vector: list[float]) -> None:
     hit.chunk = scores.index(hit.similarity)
 
 
-def _add_snippet(hit: Hit, query: str) -> None:
+def _add_snippet(hit: Hit, query: str, size: tuple[int, int]) -> None:
     from . import frontmatter, memory
 
     with contextlib.suppress(OSError, UnicodeDecodeError, errors.Error):
         content = memory.content_of(frontmatter.split(hit.entry.path.read_text(encoding="utf-8")).body)
         if hit.chunk:
-            chunks = embed.chunk_texts(hit.entry.title, content)
+            chunks = embed.chunk_texts(hit.entry.title, content, size)
             if hit.chunk <= len(chunks):
                 content = chunks[hit.chunk - 1][len(hit.entry.title) + 2:]
         hit.snippet = search.snippet(content, query)

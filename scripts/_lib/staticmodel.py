@@ -481,8 +481,7 @@ def ensure(model: str, *, cache_dir: Path | None = None, revision: str = "main",
     found = cached(model, cache, revision)
     if found is not None:
         return found
-    if any((os.environ.get(name) or "").upper() in ("1", "ON", "YES", "TRUE")
-           for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+    if offline():
         raise DownloadFailed("offline", f"the embedding model {model} is not downloaded and HF_HUB_OFFLINE is set",
                              "run `memory embed` once with network access (HF_HUB_OFFLINE unset), "
                              "or set embedding.model to a local model directory")
@@ -507,6 +506,12 @@ def ensure(model: str, *, cache_dir: Path | None = None, revision: str = "main",
             raise _download_error(exc, model, name) from None
         snapshot = Path(path).parent.name  # the commit: every file from the same one
     return Path(path).parent
+
+
+def offline() -> bool:
+    """Whether the environment forbids downloads (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE)."""
+    return any((os.environ.get(name) or "").upper() in ("1", "ON", "YES", "TRUE")
+               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
 def progress_line(model: str, name: str, done: int, total: int | None) -> str:

@@ -230,8 +230,8 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
                     links.add_back_link(catalog, target, slug, graph_label=links.DEFAULT_LABEL)
             if superseded is not None:
                 created = _supersede(catalog, created, str(superseded))
-            embed.after_change(workspace, catalog, [slug])
             catalog.export()
+        embed.after_change(workspace, catalog, [slug])  # outside the lock: a model never holds up writers
     _refresh_entrypoint(workspace, target_scope.name, {created.type, "decision" if superseded else ""})
     return created
 
@@ -350,8 +350,8 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
             updated = _apply_changes(current, changes)
             links.drop_embedding(catalog, slug)
             rewritten = _write_existing(catalog, current, *updated)
-            embed.after_change(workspace, catalog, [slug])
             catalog.export()
+        embed.after_change(workspace, catalog, [slug])  # outside the lock: a model never holds up writers
     _refresh_entrypoint(workspace, found_scope.name, {current.type, rewritten.type})
     return rewritten
 
