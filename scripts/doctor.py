@@ -58,14 +58,16 @@ def render(report: doctor.Report) -> str:
     if embedding["provider"] == "disabled":
         lines.append("  disabled: semantic search uses keyword search")
     else:
-        where = f"  {embedding['provider']} at {embedding['endpoint']}, model {embedding['model']}: "
+        configured = f"  embedding.provider {embedding['provider']}: "
         if embedding["reachable"]:
             status = embedding["status"] or {}
-            lines.append(where + f"reachable (embeds with {status.get('model')}"
-                         + (f", {status['dim']} dimensions" if status.get("dim") else "") + ")")
+            lines.append(configured + f"{status.get('provider')} embeds with {status.get('model')}"
+                         + (f" ({status['dim']} dimensions)" if status.get("dim") else ""))
+            if status.get("reason"):
+                lines.append(f"  why: {status['reason']}")
         else:
             remembered = " (remembered from a recent check)" if embedding["remembered"] else ""
-            lines.append(where + "not usable" + remembered)
+            lines.append(configured + "no provider is usable" + remembered)
     lines += _findings(report, "embedding")
     lines += _findings(report, "config", heading="Config")
     lines += ["", "Scopes"]

@@ -146,7 +146,7 @@ def test_bootstrap_builds_the_plugins_venv_when_python3_lacks_the_requirements(b
     record = built.record()
     assert (record["python"], record["state"]) == (venv, "ready"), record
     assert record["why"] == (f"the plugin's virtualenv, built from requirements.txt because {bare} lacks "
-                             "PyYAML (not installed), requests (not installed)")
+                             "PyYAML (not installed), requests (not installed), huggingface_hub (not installed)")
     assert not (built.data / "python").is_symlink()  # the old symlink, which hid the virtualenv, is gone
     assert subprocess.run([venv, "-c", "import yaml, requests"]).returncode == 0
     assert "runtime ready: " + venv in (built.data / "hooks.log").read_text()
@@ -168,7 +168,7 @@ def test_memory_semantic_from_claudes_bash_tool_runs_in_the_venv(built: Machine)
         doctor = json.loads(built.memory("doctor", "--json").stdout)
         assert doctor["interpreter"]["path"] == str(built.data / "venv" / "bin" / "python")
         assert doctor["interpreter"]["reason"] == "recorded"
-        assert [item["ok"] for item in doctor["packages"]] == [True, True]
+        assert [item["ok"] for item in doctor["packages"]] == [True] * len(runtime.requirements())
         # the bare python3 itself cannot: semantic search falls back
         fallback = built.memory("semantic", "authentication problems", "--json",
                                 CLAUDE_MEMORY_PYTHON=str(built.python_dir / "python3"))
@@ -241,7 +241,7 @@ def test_a_failed_build_is_recorded_waits_and_is_retried_at_a_later_session(offl
     offline.hook("bootstrap")
     record = offline.record()
     assert (record["python"], record["state"], record["attempts"]) == (bare, "missing", 1), record
-    assert record["missing"] == ["PyYAML", "requests"]
+    assert record["missing"] == ["PyYAML", "requests", "huggingface_hub"]
     assert "pip install" in record["error"], record["error"]
     assert record["retryAfter"] - record["checked"] == runtime.FIRST_RETRY
     assert offline.recorded() == bare + "\n"  # hooks and memory run meanwhile, without the packages
@@ -268,10 +268,11 @@ def test_a_failed_build_is_recorded_waits_and_is_retried_at_a_later_session(offl
     problems = [(item["section"], item["message"].split(":")[0], item["fix"]) for item in report["findings"]
                 if item["severity"] == "problem"]
     assert problems == [("interpreter", "the plugin could not build its virtualenv (attempt 1)", fix),
-                        ("packages", "PyYAML >=6.0", fix), ("packages", "requests >=2.28", fix)], problems
-    assert doctor.stderr == "error: memory doctor found 3 problems\nhint: run the fix shown under each problem\n"
+                        ("packages", "PyYAML >=6.0", fix), ("packages", "requests >=2.28", fix),
+                        ("packages", "huggingface_hub >=0.23", fix)], problems
+    assert doctor.stderr == "error: memory doctor found 4 problems\nhint: run the fix shown under each problem\n"
     text = offline.memory("doctor", code=1).stdout
-    assert "  problem  requests >=2.28: not installed; meanwhile semantic search and embeddings fall back" in text
+    assert "  problem  requests >=2.28: not installed; meanwhile semantic search through Ollama" in text
     assert f"fix: {fix}" in text
 
     # a later session, still offline: a second try, and a longer wait after it
@@ -310,11 +311,13 @@ def test_doctor_in_a_checkout(env: Any) -> None:
         assert f"\n\n{heading}" in text, heading
     assert f"  {sys.executable} (Python {'.'.join(map(str, sys.version_info[:3]))})" in text
     assert "  chosen: CLAUDE_MEMORY_PYTHON names it" in text
-    assert f"  ollama at {stub.url}, model embeddinggemma: reachable (embeds with embeddinggemma" in text
+    assert "  embedding.provider auto: ollama embeds with embeddinggemma" in text
+    assert "  why: auto: Ollama is the first provider that works" in text
     assert f"  project    {env.project_dir}\n             1 memory, writable; this plugin's flat layout" in text
     assert report["ok"] is True and report["findings"] == []
     assert report["interpreter"]["reason"] == "CLAUDE_MEMORY_PYTHON" and report["interpreter"]["recorded"] is None
-    assert [(item["name"], item["ok"]) for item in report["packages"]] == [("PyYAML", True), ("requests", True)]
+    assert [(item["name"], item["ok"]) for item in report["packages"]] == [
+        (requirement.name, True) for requirement in runtime.requirements()]
     assert report["embedding"]["reachable"] is True
     project = next(scope for scope in report["scopes"] if scope["scope"] == "project")
     assert (project["memories"], project["files"], project["writable"]) == (1, 1, True)
@@ -406,16 +409,18 @@ def test_doctor_with_a_missing_package(env: Any, tmp_path: Path) -> None:
     report = result.json()
     assert report["interpreter"]["path"] == str(python)
     assert [(item["name"], item["problem"]) for item in report["packages"]] == [
-        ("PyYAML", "not installed"), ("requests", "not installed")]
+        ("PyYAML", "not installed"), ("requests", "not installed"), ("huggingface_hub", "not installed")]
     fix = runtime.checkout_command() + "  (bin/memory uses the checkout's .venv)"
     assert [(item["message"], item["fix"]) for item in report["findings"] if item["section"] == "packages"] == [
         ("PyYAML >=6.0: not installed; meanwhile frontmatter in YAML the plugin's own parser does not handle "
          "(hand-written files) cannot be read", fix),
-        ("requests >=2.28: not installed; meanwhile semantic search and embeddings fall back to keyword search",
-         fix)]
-    assert {"section": "embedding", "severity": "warning",
-            "message": f"requests is not installed for {python} (semantic search falls back to keyword search)",
-            "fix": "install the missing packages (Packages above)"} in report["findings"]
+        ("requests >=2.28: not installed; meanwhile semantic search through Ollama or an OpenAI-compatible server "
+         "falls back to keyword search", fix),
+        ("huggingface_hub >=0.23: not installed; meanwhile the embedded provider's model cannot be downloaded (a "
+         "model already in the cache, or a local model directory, still works)", fix)]
+    embedding = [item for item in report["findings"] if item["section"] == "embedding"]
+    assert [item["severity"] for item in embedding] == ["warning"]
+    assert embedding[0]["message"].endswith("(semantic search falls back to keyword search)")
 
 
 # ----------------------------------------------------------------------------- requirements: one list

@@ -37,7 +37,9 @@ HOOK_LOG = "hooks.log"
 # What stops working without a runtime requirement (by lowercase name); others: that package's features.
 AFFECTS = {"pyyaml": "frontmatter in YAML the plugin's own parser does not handle (hand-written files) "
                      "cannot be read",
-           "requests": "semantic search and embeddings fall back to keyword search"}
+           "requests": "semantic search through Ollama or an OpenAI-compatible server falls back to keyword search",
+           "huggingface_hub": "the embedded provider's model cannot be downloaded (a model already in the cache, "
+                              "or a local model directory, still works)"}
 _LOG_LINE = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (\S+): (.*)")
 _CRASH = re.compile(r"[A-Za-z_][\w.]*: .* \| ")  # run_hook's record of an exception: "Type: message | trace"
 

@@ -242,17 +242,14 @@ class Catalog:
         as it is, or kept in memory: reading commands still answer, and a mutation writes what
         the storage takes (a delete frees space)."""
         path = scope.cache_dir / DB_NAME
+        seconds = float(config.get("locks.waitSeconds", 30)) if may_replace else fsutil.HOOK_LOCK_SECONDS
+
+        def scope_lock() -> Any:
+            return fsutil.exclusive_lock(scope.lock_path, timeout=seconds, what=f"{scope.name} memory")
+
         try:
             scope.cache_dir.mkdir(parents=True, exist_ok=True)
-            try:
-                conn = _connect(path)
-            except sqlite3.DatabaseError as exc:
-                if errors.storage_error(exc, path) is not None:
-                    raise
-                seconds = float(config.get("locks.waitSeconds", 30)) if may_replace else fsutil.HOOK_LOCK_SECONDS
-                with fsutil.exclusive_lock(scope.lock_path, timeout=seconds, what=f"{scope.name} memory"):
-                    _discard_database(path)  # damaged: it is derived data, start afresh
-                    conn = _connect(path)
+            conn = _connect(path, scope_lock)
         except (OSError, sqlite3.Error) as exc:
             problem = errors.storage_error(exc, scope.cache_dir)
             if problem is None:
@@ -883,19 +880,35 @@ class Catalog:
                      updated, status, links, extra, hash_, bool(has_embedding))
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, scope_lock: Callable[[], Any]) -> sqlite3.Connection:
+    """The catalog at `path`, created (or, damaged or of an older layout, made afresh: it is
+    derived data) under the scope lock, so that no process ever removes a catalog another has open."""
     conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA_VERSION:
-        if version != 0:  # an older layout: it is derived data, start afresh
-            conn.close()
-            _discard_database(path)
+    if _version(conn) != SCHEMA_VERSION:
+        conn.close()
+        with scope_lock():  # (a connection opened before another process made the file is stale)
             conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.executescript(_SCHEMA)
-        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            version = _version(conn)
+            if version != SCHEMA_VERSION:
+                if version != 0:
+                    conn.close()
+                    _discard_database(path)
+                    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
+
+
+def _version(conn: sqlite3.Connection) -> int | None:
+    """The catalog's layout version; None when the file is not a database at all (damaged)."""
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        if errors.storage_error(exc, "the catalog") is not None or "locked" in str(exc) or "busy" in str(exc):
+            raise
+        return None
 
 
 def _read_only_connection(path: Path | None) -> sqlite3.Connection:
