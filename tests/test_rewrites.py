@@ -321,7 +321,7 @@ def test_a_really_full_disk_fails_cleanly_and_changes_nothing(tiny_disk: Path) -
     filler = tiny_disk / "filler"
     outcomes = set()
     for free_pages in range(0, 130, 6):  # the catalog's write-ahead log needs ~80 pages
-        content = ("y" if free_pages % 4 else "z") * 40_000  # a new value every time, the same size
+        content = f"{free_pages:04d}" * 10_000  # a new value every time (a refused update may leave the last one), the same size
         for command in (["link", "learning-small", "learning-big"], ["update", "learning-big", "--content", content]):
             before, directory_stamp = memory_bytes(root), root.stat().st_mtime_ns
             stat = os.statvfs(tiny_disk)
