@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import _cli
-from _lib import config, errors
+from _lib import config, errors, scopes
 from _lib.scopes import Workspace
 
 EXAMPLES = """\
@@ -35,17 +35,17 @@ def main(argv: list[str]) -> int:
     _cli.add_json(parser)
     args = parser.parse_args(argv)
     workspace = Workspace()
-    target = (workspace.global_root if args.scope == "global" else workspace.project_root) / config.CONFIG_NAME
 
     if args.unset:
         if not args.key or args.value is not None:
             parser.error("--unset takes exactly one KEY")
-        removed = config.unset_key(target, args.key)
+        target, removed = scopes.change_config(workspace, args.scope, args.key, unset=True)
         print(f"{'Removed' if removed else 'Not set:'} {args.key} in {target}")
         return 0
     if args.value is not None:
-        config.set_key(target, args.key, config.parse_value(args.value), shared=args.scope == "project")
-        print(f"Set {args.key} = {json.dumps(config.parse_value(args.value), ensure_ascii=False)} in {target}")
+        value = config.parse_value(args.value)
+        target, _ = scopes.change_config(workspace, args.scope, args.key, value)
+        print(f"Set {args.key} = {json.dumps(value, ensure_ascii=False)} in {target}")
         return 0
 
     effective = workspace.config

@@ -935,3 +935,41 @@ def test_repair_of_repeated_fields_keeps_every_copys_values(tmp_path_factory, co
     assert written.body == "\n# Merged\n\nBody.\n"
     for marker in ("# a note", "# ours", "# theirs", "# merged", "# keep"):
         assert (marker in text) == (marker in f"---\n{head}---"), marker
+
+
+# -- every mutation of a file takes the lock that guards it --------------------------------------------
+
+def test_concurrent_config_changes_lose_none(env: Env) -> None:
+    keys = [f"quality.minQualityScore", "quality.orphanThreshold", "locks.waitSeconds", "search.semanticMode",
+            "embedding.timeoutSeconds", "injection.gotchas_per_read"]
+    values = ["40", "9", "12", "hybrid", "3", "2"]
+    for scope in ("global", "project"):
+        procs = [subprocess.Popen([str(REPO / "bin" / "memory"), "config", key, value, "--scope", scope],
+                                  cwd=env.project, env=env.environ(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 for key, value in zip(keys, values)]
+        for proc in procs:
+            assert proc.wait(timeout=120) == 0, proc.stderr.read().decode() if proc.stderr else ""
+        root = env.global_dir if scope == "global" else env.project_dir
+        data = json.loads((root / "config.json").read_text())
+        for key, value in zip(keys, values):
+            section, name = key.split(".")
+            assert str(data[section][name]) == value, (scope, key, data)
+
+
+def test_a_file_write_racing_an_update_is_never_lost(env: Env) -> None:
+    env.ok("write", "Raced", "--slug", "learning-raced", "--tags", "x", "--content", "start")
+    text = (env.project_dir / "learning-raced.md").read_text()
+    rounds = 12
+    for round_ in range(rounds):
+        replaced = text.replace("start", f"file write {round_}")
+        write = subprocess.Popen([str(REPO / "bin" / "memory"), "file", "write", ".claude/memory/learning-raced.md",
+                                  "--content", replaced], cwd=env.project, env=env.environ(),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        update = subprocess.Popen([str(REPO / "bin" / "memory"), "update", "learning-raced", "--append",
+                                   f"update {round_}"], cwd=env.project, env=env.environ(),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        assert write.wait(timeout=60) == 0 and update.wait(timeout=60) == 0
+        body = (env.project_dir / "learning-raced.md").read_text()
+        # serialised: either the update came last (both present) or the write did (its whole text)
+        assert f"file write {round_}" in body, body
+        assert f"update {round_}" in body or body == replaced, body

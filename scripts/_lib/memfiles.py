@@ -42,7 +42,6 @@ DERIVED_FILES = {"index.json": "`memory reindex` rebuilds it from the memory fil
                  "graph.json": "`memory reindex` rebuilds it; change links with `memory link` / `memory unlink`",
                  "task-index.json": "`memory task rebuild-index` rebuilds it; change tasks with `memory task ...`"}
 JQ_TIMEOUT = 10.0
-FILES_LOCK = "files.lock"
 
 
 class MemoryPath(namedtuple("MemoryPath", "given relative path")):
@@ -327,7 +326,8 @@ def _lock_for(workspace: Workspace, target: MemoryPath) -> Any:
         from .tasks import LOCK_NAME
 
         return fsutil.exclusive_lock(scope.cache_dir / LOCK_NAME, what="task store")
-    return fsutil.exclusive_lock(scope.cache_dir / FILES_LOCK, what="memory files")
+    # memory files, config.json, index.md: the lock `memory update`, `memory config` and the catalog hold
+    return fsutil.exclusive_lock(scope.lock_path, what=f"{scope.name} memory")
 
 
 def _after_write(workspace: Workspace, target: MemoryPath) -> None:

@@ -283,3 +283,22 @@ def ensure_local_gitignored(project_dir: Path) -> bool:
     fsutil.write_atomically(
         ignore_file, existing + prefix + "# Personal memories of the memory plugin (local scope)\n" + entry + "\n")
     return True
+
+
+def change_config(workspace: Workspace, scope_name: str, key: str, value: object = None, *,
+                  unset: bool = False) -> tuple[Path, bool]:
+    """Set (or with `unset`, remove) one dotted key in a scope's config.json, holding the scope's
+    lock so that concurrent changes never lose one another; (the file, whether anything changed)."""
+    scope = workspace.scope(scope_name)  # refuses a scope directory that leads out of the project
+    path = scope.root / config_mod.CONFIG_NAME
+    if fsutil.escapes(path, scope.root) is not None:
+        raise errors.InvalidInput(f"{path} is a link leading out of the memory directory; it is not written through",
+                                  "replace the link with the file itself")
+    if unset and not path.exists():
+        return path, False
+    prepare_for_write(workspace, scope)
+    with fsutil.exclusive_lock(scope.lock_path, what=f"{scope.name} memory"):
+        if unset:
+            return path, config_mod.unset_key(path, key)
+        config_mod.set_key(path, key, value, shared=scope_name == "project")
+        return path, True
