@@ -16,6 +16,7 @@ import of the same document changes nothing. Every imported text is redacted fir
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -431,12 +432,13 @@ def _read_bytes(path: Path) -> bytes | None:
 
 
 def _import_tasks(workspace: Workspace, tasks: list[dict[str, Any]], outcome: Outcome, dry_run: bool) -> None:
-    """Task files: new ids added, an existing id replaced when the imported one is newer."""
+    """Task files: new ids added, an existing id replaced when the imported one is newer; all of
+    them in one journalled step of the task store (a killed import completes or leaves none)."""
     from . import tasks as task_module
 
     store = task_module.TaskStore(workspace)
-    with store.mutation(load=False):
-        present = {task_id: entity for task_id, entity, problem in store.read_files() if problem is None}
+    with contextlib.nullcontext(store) if dry_run else store.mutation():  # a dry run creates nothing
+        present = {task_id: store.task(task_id) for task_id in store.entries}
         for task in tasks:
             task_id = task.get("id")
             if not isinstance(task_id, str) or not task_module.ID_RE.match(task_id):
@@ -446,7 +448,4 @@ def _import_tasks(workspace: Workspace, tasks: list[dict[str, Any]], outcome: Ou
                 continue
             (outcome.tasks_replaced if current is not None else outcome.tasks_added).append(task_id)
             if not dry_run:
-                cleaned = redact.clean_values(workspace, task, "task")
-                fsutil.write_atomically(store.tasks_dir / f"{task_id}.json", task_module.dumps(cleaned))
-        if not dry_run and (outcome.tasks_added or outcome.tasks_replaced):
-            store.rebuild()
+                store.put(redact.clean_values(workspace, task, "task"))

@@ -222,6 +222,19 @@ class TaskStore:
         self.scope = workspace.scope("project")
         self.root: Path = self.scope.root
         self.tasks_dir: Path = self.root / "tasks"
+        outside = fsutil.escapes(self.tasks_dir, self.root)
+        if outside is not None:
+            raise errors.ScopeUnavailable(f"{self.tasks_dir} is a link leading out of the memory directory (to "
+                                          f"{outside}); the task store is not used through it",
+                                          "replace the link with a real tasks/ directory")
+        for derived in (INDEX_NAME,):
+            if fsutil.escapes(self.root / derived, self.root) is not None:
+                raise errors.ScopeUnavailable(f"{self.root / derived} is a link leading out of the memory directory; "
+                                              "it is neither read nor written through",
+                                              f"remove the link: rm {self.root / derived}")
+        # a hook waits about a second for the lock, then leaves the change (Claude is never stalled)
+        self.lock_seconds = fsutil.HOOK_LOCK_SECONDS if workspace.in_hook else \
+            float(workspace.config.get("locks.waitSeconds", 30))
         self.index_path: Path = self.root / INDEX_NAME
         self.stamp_path: Path = self.scope.cache_dir / STAMP_NAME
         self.lock_path: Path = self.scope.cache_dir / LOCK_NAME
@@ -342,7 +355,7 @@ class TaskStore:
             self.rebuild()
             return
         try:
-            with fsutil.exclusive_lock(self.lock_path, what="task store"):
+            with fsutil.exclusive_lock(self.lock_path, timeout=self.lock_seconds, what="task store"):
                 self._locked = True
                 try:
                     self._recover()
@@ -454,7 +467,7 @@ class TaskStore:
 
         scopes.prepare_for_write(self.workspace, self.scope)
         changed = False
-        with fsutil.exclusive_lock(self.lock_path, what="task store"):
+        with fsutil.exclusive_lock(self.lock_path, timeout=self.lock_seconds, what="task store"):
             self._locked = True
             self._dirty = False
             self._pending = {}
@@ -501,6 +514,17 @@ class TaskStore:
         self.entries[entity["id"]] = entry
         entry["progress"] = self.progress(entity["id"])
         self._dirty = True
+
+    def put(self, entity: dict[str, Any]) -> None:
+        """Store a whole task entity as given (an import): written with the others at commit, in
+        one journalled step; `memory task validate` checks what the imported tree implies."""
+        if not self._locked:
+            raise RuntimeError("put() needs mutation()")
+        entry, problem = index_entry(entity, str(entity.get("id")))
+        if entry is None:
+            raise errors.InvalidInput(f"task {entity.get('id')!r} cannot be stored: {problem}",
+                                      "fix it in the export file; no task was imported")
+        self._save(dict(entity))
 
     def _remove(self, task_id: str) -> None:
         self._pending[f"{task_id}.json"] = None
