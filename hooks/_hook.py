@@ -97,8 +97,9 @@ def run_hook(handle: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
     os._exit(0)  # skip interpreter teardown: hooks sit on every tool call
 
 
-def workspace_for(payload: dict[str, Any]) -> tuple[Any, str]:
-    """(Workspace, cwd) for the session's working directory; an invalid config falls back to defaults."""
+def workspace_for(payload: dict[str, Any], *, notices: bool = False) -> tuple[Any, str]:
+    """(Workspace, cwd) for the session's working directory; an invalid config falls back to defaults.
+    `notices`: this hook shows Claude what went missing from memory (see `context`)."""
     from _lib import errors
     from _lib.scopes import Workspace
 
@@ -109,6 +110,7 @@ def workspace_for(payload: dict[str, Any]) -> tuple[Any, str]:
         log(f"config problem, using defaults: {exc.message}")
         workspace = Workspace(cwd, load_config=False)
     workspace.in_hook = True
+    workspace.reports_losses = notices
     _WORKSPACES.append(workspace)
     return workspace, cwd
 
@@ -121,6 +123,11 @@ def session_of(payload: dict[str, Any]) -> Any:
     return session.Session(session_id) if session_id else None
 
 
-def context(event: str, text: str) -> dict[str, Any]:
-    """The JSON that adds `text` to the model's context for `event`."""
+def context(event: str, text: str, workspace: Any = None) -> dict[str, Any] | None:
+    """The JSON that adds `text` to the model's context for `event`, after what went missing from
+    memory since the last report (the workspace's notices); None when there is neither."""
+    notices = "\n".join(workspace.notices) if workspace is not None else ""
+    text = "\n\n".join(part for part in (notices, text) if part)
+    if not text:
+        return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}

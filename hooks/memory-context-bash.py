@@ -24,7 +24,7 @@ def handle(payload: dict) -> dict | None:
     if isinstance(payload.get("error"), str):  # PostToolUseFailure: "Exit code N\n<stderr>"
         output = "\n".join(filter(None, (output, payload["error"])))
     event = "PostToolUseFailure" if payload.get("hook_event_name") == "PostToolUseFailure" else "PostToolUse"
-    workspace, _ = workspace_for(payload)
+    workspace, _ = workspace_for(payload, notices=True)
     limit = int(workspace.config.get("injection.gotchas_per_read", 3))
     session = session_of(payload)
 
@@ -36,10 +36,10 @@ def handle(payload: dict) -> dict | None:
 
     matches = session.update(pick) if session else pick({})
     if not matches:
-        return None
+        return context(event, "", workspace)  # what the command deleted from memory, if anything
     first = command.strip().splitlines()[0]
     subject = f"`{first[:80]}{'...' if len(first) > 80 else ''}`"
-    return context(event, gotchas.format_warnings(matches, subject))
+    return context(event, gotchas.format_warnings(matches, subject), workspace)
 
 
 run_hook(handle)

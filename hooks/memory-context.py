@@ -12,7 +12,7 @@ def handle(payload: dict) -> dict | None:
     path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
     if not isinstance(path, str) or not path:
         return None
-    workspace, cwd = workspace_for(payload)
+    workspace, cwd = workspace_for(payload, notices=True)
     if guard.protected_scope(workspace, path, cwd):
         return None  # reading a memory file itself
     limit = int(workspace.config.get("injection.gotchas_per_read", 3))
@@ -26,9 +26,9 @@ def handle(payload: dict) -> dict | None:
 
     matches = session.update(pick) if session else pick({})
     if not matches:
-        return None
+        return context("PostToolUse", "", workspace)
     subject = gotchas.relative_path(path, str(workspace.project_dir))
-    return context("PostToolUse", gotchas.format_warnings(matches, subject))
+    return context("PostToolUse", gotchas.format_warnings(matches, subject), workspace)
 
 
 run_hook(handle)

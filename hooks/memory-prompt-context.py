@@ -11,7 +11,7 @@ def handle(payload: dict) -> dict | None:
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("<task-notification>"):
         return None
-    workspace, _ = workspace_for(payload)
+    workspace, _ = workspace_for(payload, notices=True)
     session = session_of(payload)
 
     def pick(state: dict) -> str:
@@ -21,7 +21,7 @@ def handle(payload: dict) -> dict | None:
         return text
 
     text = session.update(pick) if session else pick({})
-    return context("UserPromptSubmit", text) if text else None
+    return context("UserPromptSubmit", text, workspace)
 
 
 run_hook(handle)

@@ -11,7 +11,7 @@ from _lib import clock, context as memory_context, runtime, session as session_m
 
 def handle(payload: dict) -> dict | None:
     _export_interpreter()
-    workspace, _ = workspace_for(payload)
+    workspace, _ = workspace_for(payload, notices=True)
     state = {}
     session = session_of(payload)
     if session:
@@ -20,7 +20,7 @@ def handle(payload: dict) -> dict | None:
     if payload.get("source") == "compact" and state.get("compact_notes"):
         extra = "## Before compaction this session\n" + state["compact_notes"]
     summary = memory_context.session_start(workspace, open_tasks=memory_context.open_tasks(workspace), extra=extra)
-    return context("SessionStart", summary) if summary else None
+    return context("SessionStart", summary, workspace)
 
 
 def _export_interpreter() -> None:

@@ -106,6 +106,7 @@ def run(main: Callable[[list[str]], int]) -> NoReturn:
             "check the disk and the directory, then retry; nothing was changed that a rerun cannot finish")
         print_error(problem)
         code = problem.exit_code
+    _flush_warnings()
     sys.exit(code)
 
 
@@ -115,9 +116,19 @@ def print_error(exc: errors.Error) -> None:
         sys.stderr.write(f"hint: {exc.hint}\n")
 
 
+_WARNINGS: list[str] = []  # printed when the command ends: after its error, if it fails (stderr starts `error:`)
+
+
 def print_warnings(warnings: list[str]) -> None:
     for warning in warnings:
+        if warning not in _WARNINGS:
+            _WARNINGS.append(warning)
+
+
+def _flush_warnings() -> None:
+    for warning in _WARNINGS:
         sys.stderr.write(f"warning: {warning}\n")
+    _WARNINGS.clear()
 
 
 def print_hits(hits: list[Any], query: str, measure: Callable[[Any], str]) -> None:

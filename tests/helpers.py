@@ -69,7 +69,7 @@ class Env:
 
     def environ(self, **extra: str) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items()
-               if not key.startswith(("CLAUDE", "MEMORY_")) or key == "MEMORY_REQUIRE_E2E"}
+               if not key.startswith(("CLAUDE", "MEMORY_", "XDG_")) or key == "MEMORY_REQUIRE_E2E"}
         # HF_HUB_OFFLINE: the embedded provider never reaches the model hub from a test (one that
         # downloads sets HF_ENDPOINT to a loopback server and clears it)
         env.update(HOME=str(self.home), CLAUDE_MEMORY_PYTHON=sys.executable, PYTHONDONTWRITEBYTECODE="1",

@@ -28,6 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "scopes": {"default": "auto", "enterprise": {"enabled": False}},
     "quality": {"orphanThreshold": 30, "minQualityScore": 50},
     "locks": {"waitSeconds": 30},
+    "journal": {"maxMegabytes": 200},
     "graph": {"inverseLabels": {}},
     "search": {"semanticMode": "hybrid"},
     "capture": {

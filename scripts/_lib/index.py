@@ -222,6 +222,7 @@ class Catalog:
         self.warnings: list[str] = []   # for the command's output (e.g. where a replaced file was kept)
         self._mutated: set[str] = set()  # slugs this process wrote or deleted (for the earlier plugin's index)
         self.unwritable: errors.Error | None = None  # the storage refuses writes: catalog read-only or in memory
+        self.journal: Any = None  # journal.Journal: last known contents, trash, losses (set by open_catalog)
         self.labels = graph.Labels(config.get("graph.inverseLabels") or {})
         self.embedding_dir = scope.derived_dir(config.get("embedding.cacheDirectory") or ".embedding-cache")
         self._lock_depth = 0
@@ -424,6 +425,12 @@ class Catalog:
                                                                         root=self.scope.root)))
             except errors.Error as exc:
                 parsed.append((relpath, disk[relpath], exc.message))
+        if self.journal is not None and self.scope.root_writable:
+            self.journal.gone(self.scope.root, removed, ours=False)  # deleted outside the tool
+            self.journal.saw(self.scope.root, [(relpath, item.slug, item.document.text().encode("utf-8"))
+                                               for relpath, _, item in parsed if not isinstance(item, str)], ours=False)
+            if not known and self.journal.knows(self.scope.root):  # a catalog built afresh: what went meanwhile
+                self.journal.missing(self.scope.root, disk)
         touched: set[str] = set()
         with self.transaction() as conn:
             for relpath in removed:
@@ -628,12 +635,17 @@ class Catalog:
             conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
             self._graph_changes.update(graph.refresh(conn, self._record(item, relpath, stamp), self.labels))
         self._note_disk(relpath, stamp)
+        if self.journal is not None:
+            self.journal.saw(self.scope.root, [(relpath, item.slug, item.document.text().encode("utf-8"))], ours=True)
 
     def forget(self, slug: str) -> None:
-        """Remove a memory whose file we just deleted."""
+        """Remove a memory whose file we just deleted (into the journal's trash, with its links)."""
         row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
         if row is None:
             return
+        if self.journal is not None:
+            edges = [[edge.target, edge.label] for edge in self.edges(slug)]
+            self.journal.gone(self.scope.root, [row[0]], ours=True, edges={row[0]: edges})
         self._mutated.add(slug)
         if self._disk is not None:
             self._disk.recall(row[0])
@@ -1059,14 +1071,19 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False,
                  refresh: bool = True) -> Iterator[Catalog | None]:
     """The scope's catalog (up to date with its files unless `refresh` is False); None when the
     scope has no directory yet. `create` makes the directory first, for a write."""
+    journal = workspace.journal()
     if create:
         from .scopes import prepare_for_write
 
         prepare_for_write(workspace, scope)
     elif not scope.root.is_dir():
+        if journal is not None and journal.knows(scope.root):  # the whole directory went
+            journal.missing(scope.root, [])
+            report_losses(workspace, journal, scope)
         yield None
         return
     catalog = Catalog.open(scope, workspace.config, may_replace=not workspace.in_hook)
+    catalog.journal = journal if scope.root_writable else None
     try:
         if refresh:
             catalog.refresh()
@@ -1074,4 +1091,16 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False,
     finally:
         for warning in catalog.warnings:
             workspace.warn(warning)
+        if journal is not None and journal.has_news(scope.root):
+            report_losses(workspace, journal, scope)
         catalog.close()
+
+
+def report_losses(workspace: Workspace, journal: Any, scope: Scope) -> None:
+    """Say once what went missing in a scope, and how to bring it back (commands: a warning;
+    hooks that inject context: a line for Claude)."""
+    if not workspace.reports_losses:
+        return
+    for item in journal.news(scope.root):
+        workspace.warn(f"{scope.name} scope: {item.describe()}")
+        workspace.notices.append(f"Memory {item.describe()} (the {scope.name} scope).")

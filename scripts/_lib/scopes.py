@@ -16,7 +16,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Mapping
+    from typing import Any, Mapping
 
 from . import config as config_mod
 from . import errors, fsutil
@@ -116,6 +116,9 @@ class Workspace:
         self.project_root = self.project_dir / ".claude" / "memory"
         self.local_root = self.project_root / "local"
         self.in_hook = False  # set by hooks: they never replace a file another tool wrote
+        self.reports_losses = True  # say what went missing (hooks that cannot show it to Claude turn it off)
+        self.notices: list[str] = []  # what hooks show Claude (memories that went missing)
+        self._journal: Any = None
         self.config = (config_mod.load([self.global_root / config_mod.CONFIG_NAME,
                                         self.project_root / config_mod.CONFIG_NAME])
                        if load_config else config_mod.load([]))
@@ -171,6 +174,14 @@ class Workspace:
                 if name == "enterprise" or "leads outside the project" in exc.message:
                     self.warn(f"skipping {name} scope: {exc.message}")  # (no project scope in $HOME: silent)
         return found
+
+    def journal(self) -> Any:
+        """The user's journal of memory contents (journal.Journal), opened on first use."""
+        if self._journal is None:
+            from .journal import Journal
+
+            self._journal = Journal(self.env, self.config)
+        return self._journal
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:

@@ -308,7 +308,7 @@ def test_a_sparse_marketplace_copies_only_what_runs(claude_cli: str, tmp_path: P
     _, root = install_from_git_url(claude_cli, tmp_path, ["--sparse", *readme_sparse_paths()])
     assert not {"tests", "bench", ".ci"} & {path.name for path in root.iterdir()}, sorted(root.iterdir())
     assert (root / "requirements.txt").is_file() and (root / ".claude-plugin" / "icon.png").is_file()
-    assert tree_size(root) < 1024 * 1024
+    assert tree_size(root) < 2 * 1024 * 1024  # the runtime only (the whole repository is several times that)
     assert_installed_plugin_works(claude_cli, tmp_path / "home", tmp_path)
 
 
