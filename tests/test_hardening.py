@@ -974,3 +974,47 @@ def test_a_file_write_racing_an_update_is_never_lost(env: Env) -> None:
         # serialised: either the update came last (both present) or the write did (its whole text)
         assert f"file write {round_}" in body, body
         assert f"update {round_}" in body or body == replaced, body
+
+
+# -- a labelled link half-written by a killed command ---------------------------------------------------
+
+HALF_LINK = textwrap.dedent("""
+    import os, sys
+    sys.path.insert(0, {scripts!r})
+    from _lib import links
+    from _lib.scopes import Workspace
+    written = []
+    real = links.set_link_labels
+    def first_file_only(catalog, slug, target, labels, **kw):
+        written.append(slug)
+        if len(written) == 2:
+            os._exit(9)  # killed between the two files
+        return real(catalog, slug, target, labels, **kw)
+    links.set_link_labels = first_file_only
+    links.link(Workspace(), sys.argv[1], sys.argv[2], label=sys.argv[3])
+""")
+
+
+@pytest.mark.parametrize("before, label", [(None, "implements"), ("builds-on", "implements"),
+                                           ("implements", "part-of"), ("relates-to", "supersedes")])
+def test_repair_completes_a_labelled_link_half_written_by_a_killed_command(env: Env, before: str | None,
+                                                                            label: str) -> None:
+    env.ok("write", "Alpha", "--slug", "learning-alpha", "--tags", "x")
+    env.ok("write", "Beta", "--slug", "learning-beta", "--tags", "x")
+    if before:
+        env.ok("link", "learning-alpha", "learning-beta", "--label", before)
+    script = env.root / "half.py"
+    script.write_text(HALF_LINK.format(scripts=str(SCRIPTS)))
+    killed = subprocess.run([sys.executable, str(script), "learning-alpha", "learning-beta", label], cwd=env.project,
+                            env=env.environ())
+    assert killed.returncode == 9
+    env.ok("repair")
+    report = env.run("health", "--json").json()
+    assert not [problem for problem in report["problems"] if problem["kind"] in
+                ("asymmetric-labels", "missing-inverse-link", "graph-missing-inverse", "graph-label-mismatch")]
+    assert env.ok("repair", "--json").json()["fixed"] == 0, "a second repair finds nothing to do"
+    edges = {(edge["direction"], edge["label"]) for edge in env.ok("edges", "learning-alpha", "--json").json()["edges"]}
+    from _lib import graph
+
+    assert ("outgoing", label) in edges and ("incoming", graph.Labels().inverse(label)) in edges
+    assert_consistent(env.project_dir)

@@ -526,8 +526,9 @@ class Analysis:
                 self._add("asymmetric-labels", item.slug,
                           f"labels its link to {target} {', '.join(mine)}, but {target} labels the link back "
                           f"{', '.join(theirs)} (the inverse of {mine[0]} is {self.labels.inverse(mine[0])})",
-                          "correct `link-labels` in one of the two files, or configure graph.inverseLabels",
-                          target=target)
+                          "memory repair gives each side the inverse of every label the other declares (a link "
+                          "half-written by a killed command is completed); or correct `link-labels` by hand",
+                          fixable=links_editable(item) and links_editable(other), target=target)
 
     # -- organisation and content -----------------------------------------------------------------
 

@@ -228,6 +228,7 @@ class Plan:
         self._links(fixable)
         self._adopt(fixable)
         self._inverses()
+        self._label_pairs(fixable)
         self._frontmatter(fixable)
         self._references(fixable)
         self._caches(fixable)
@@ -326,6 +327,24 @@ class Plan:
                 self.edit(target).add_link(slug, inverse)
                 self._act("add-inverse-link", target, f"added {slug} to `links` "
                           f"({', '.join(inverse) or graph.DEFAULT_LABEL}): {slug} links here")
+
+    def _label_pairs(self, fixable: list[health.Problem]) -> None:
+        """Two memories whose labels for their link disagree: each file is right about the labels it
+        declares, so each side gets the inverse of every label the other declares. Deterministic, and it
+        completes a labelled link a killed command wrote into one file only."""
+        labels = self.analysis.labels
+        for problem in fixable:
+            if problem.kind != "asymmetric-labels" or problem.slug is None or problem.target is None:
+                continue
+            a, b = problem.slug, problem.target
+            mine, theirs = (self.edit(a).label_list(b), self.edit(b).label_list(a))
+            want_a = [labels.inverse(label) for label in theirs if labels.inverse(label) not in mine]
+            want_b = [labels.inverse(label) for label in mine if labels.inverse(label) not in theirs]
+            for slug, other, added in ((a, b, want_a), (b, a, want_b)):
+                if added:
+                    self.edit(slug).add_link(other, added)
+                    self._act("complete-labels", slug, f"labels its link to {other} {', '.join(added)} too: the "
+                              f"inverse of what {other} declares")
 
     def _frontmatter(self, fixable: list[health.Problem]) -> None:
         for problem in fixable:
