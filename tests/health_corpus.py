@@ -240,7 +240,7 @@ def build(project: Path, global_dir: Path, count: int, reindex: Callable[[], Any
     b.expect("missing-inverse-link", other_side.slug, one_sided.slug, fixable=True)
     asym_a, asym_b = fresh("decision", "asym-a"), fresh("learning", "asym-b")
     asym_a.links[asym_b.slug], asym_b.links[asym_a.slug] = "implements", "part-of"
-    b.expect("asymmetric-labels", min(asym_a.slug, asym_b.slug), max(asym_a.slug, asym_b.slug), fixable=False)
+    b.expect("asymmetric-labels", min(asym_a.slug, asym_b.slug), max(asym_a.slug, asym_b.slug), fixable=True)
     selfish = fresh("learning", "selfish")
     selfish.extra_links.append(selfish.slug)
     b.expect("self-link", selfish.slug, selfish.slug, fixable=True)

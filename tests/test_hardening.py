@@ -1018,3 +1018,68 @@ def test_repair_completes_a_labelled_link_half_written_by_a_killed_command(env: 
 
     assert ("outgoing", label) in edges and ("incoming", graph.Labels().inverse(label)) in edges
     assert_consistent(env.project_dir)
+
+
+# -- smaller holes ---------------------------------------------------------------------------------------
+
+def test_reading_a_pipe_in_the_memory_directory_is_refused_not_hung(env: Env) -> None:
+    env.ok("write", "Something", "--tags", "x")
+    os.mkfifo(env.project_dir / "pipe.md")
+    refused = env.fails("file", "read", ".claude/memory/pipe.md", timeout=20)
+    assert "not a regular file" in refused.err
+    env.ok("list", timeout=20)
+    os.unlink(env.project_dir / "pipe.md")
+
+
+def test_very_long_names_give_one_error_line(env: Env) -> None:
+    name = "a" * 300
+    for args in (("read", name), ("write", "T", "--slug", name, "--tags", "x"), ("file", "read", f".claude/memory/{name}.md"),
+                 ("file", "write", f".claude/memory/{name}.md", "--content", "x"), ("delete", name),
+                 ("write", "T", "--file", str(env.root / f"{name}.md"))):
+        result = env.fails(*args)
+        assert result.err.count("\n") <= 2 and "Traceback" not in result.err, (args, result.err)
+
+
+def test_a_huge_source_file_is_not_read_by_the_summary_capture(env: Env) -> None:
+    from _lib import capture
+    from _lib.scopes import Workspace
+
+    huge = env.project / "src" / "bundle.js"
+    huge.parent.mkdir()
+    with open(huge, "wb") as handle:
+        handle.truncate(capture.MAX_SOURCE_BYTES * 4)  # sparse: no disk used
+    opened: list[str] = []
+    real_open = open
+
+    def spy(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    import builtins
+
+    builtins.open = spy
+    try:
+        assert capture.refresh_file_summary(Workspace(env.project, env.environ()), str(huge)) is None
+    finally:
+        builtins.open = real_open
+    assert str(huge) not in opened
+
+
+def test_a_refused_command_leaves_no_scaffolding(env: Env) -> None:
+    before = sorted(path.name for path in env.project.iterdir())
+    env.fails("write", "Linked", "--tags", "x", "--links", "learning-missing")
+    env.fails("write", "Superseding", "--tags", "x", "--supersedes", "learning-missing")
+    env.fails("task", "add", "--title", "Orphan", "--parent", "9")
+    env.fails("config", "quality.bogus", "3", "--scope", "project")
+    env.fails("file", "write", ".claude/memory/learning-by-hand.md", "--content", "not a memory")
+    assert sorted(path.name for path in env.project.iterdir()) == before, "nothing created for a refused command"
+
+
+def test_an_append_to_a_crlf_file_keeps_crlf(env: Env) -> None:
+    env.ok("write", "Windows note", "--tags", "x", "--content", "first line")
+    path = env.project_dir / "learning-windows-note.md"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    env.ok("update", "learning-windows-note", "--append", "second\nthird")
+    data = path.read_bytes()
+    assert data.count(b"\n") == data.count(b"\r\n") and b"third" in data
+    env.unchecked.add(path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 from . import clock, errors, memory, redact, store
 from .gotchas import glob_match, relative_path
@@ -127,11 +128,16 @@ def file_summary_slug(relpath: str) -> str:
     return f"file-{stem}"
 
 
+# Larger files are generated, minified or data: a summary of them says nothing, and reading one
+# whole on a Read hook would stall Claude (a 250 MB file took 16 s and 1.5 GB).
+MAX_SOURCE_BYTES = 2 * 1024 * 1024
+
+
 def wants_summary(workspace: Workspace, path: str, size: int) -> bool:
     capture = workspace.config.section("capture")
     if not capture.get("capture_file_summaries", True):
         return False
-    if size < float(capture.get("auto_summarize_threshold_kb", 50)) * 1024:
+    if size < float(capture.get("auto_summarize_threshold_kb", 50)) * 1024 or size > MAX_SOURCE_BYTES:
         return False
     relpath = relative_path(path, str(workspace.project_dir))
     if any(glob_match(pattern, relpath) for pattern in capture.get("exclude", [])):
@@ -146,15 +152,17 @@ def refresh_file_summary(workspace: Workspace, path: str) -> str | None:
     Nothing is written when the file is excluded, too small, or unchanged since its summary.
     """
     try:
-        size = os.path.getsize(path)
+        info = os.stat(path)
     except OSError:
         return None
-    if not wants_summary(workspace, path, size):
+    if not stat.S_ISREG(info.st_mode) or not wants_summary(workspace, path, info.st_size):  # not a pipe or device
         return None
     try:
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
+        with open(path, "rb") as handle:  # bounded: the file may have grown since its size was taken
+            source = handle.read(MAX_SOURCE_BYTES + 1).decode("utf-8")
     except (OSError, UnicodeDecodeError):
+        return None
+    if len(source) > MAX_SOURCE_BYTES:
         return None
     relpath = relative_path(path, str(workspace.project_dir))
     content, facts = summarise_file(path, relpath, source)

@@ -259,7 +259,6 @@ class Outcome:
 def import_document(workspace: Workspace, document: dict[str, Any], scope: str | None = None, *,
                     dry_run: bool = False, progress: Callable[[int, int], None] | None = None) -> Outcome:
     """Merge a document's memories, edges and tasks into one scope (the default scope if None)."""
-    from . import scopes
     from .store import catalog_for
 
     check_document(document)
@@ -271,9 +270,7 @@ def import_document(workspace: Workspace, document: dict[str, Any], scope: str |
     if dry_run and not target.exists():
         outcome.added = [item["slug"] for item in items if _check_slug(item, outcome)]
         return outcome
-    if not dry_run:
-        scopes.prepare_for_write(workspace, target)
-    with catalog_for(workspace, target, refresh=True) as catalog:
+    with catalog_for(workspace, target, create=not dry_run) as catalog:
         assert catalog is not None
         with catalog.locked():
             # Into an empty scope, a store of the earlier plugin keeps its layout: its folders, and

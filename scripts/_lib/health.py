@@ -472,12 +472,23 @@ class Analysis:
                     self._add("self-link", slug, "`links` names the memory itself",
                               "memory repair removes it", fixable=editable, target=target)
                 elif target not in self.entries:
-                    self._missing_link(item, target, editable)
+                    if not self._written_meanwhile(target):
+                        self._missing_link(item, target, editable)
                 else:
                     self._inverse(item, target)
             for target in sorted(self.references[slug] - set(item.links)):
                 if target not in self.entries:
                     self._missing_reference(item, target)
+
+    def _written_meanwhile(self, slug: str) -> bool:
+        """Whether a memory this check did not see exists now: another process wrote it while the
+        files were being read (its link is then not broken; the next check sees it whole)."""
+        if self.scope.root_writable and not self.catalog._lock_depth:
+            try:
+                self.catalog.refresh()
+            except errors.Error:
+                return False
+        return self.catalog.has_slug(slug)
 
     def _missing_link(self, item: memory.Memory, target: str, editable: bool) -> None:
         if target in self.elsewhere:

@@ -1073,10 +1073,12 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False,
     scope has no directory yet. `create` makes the directory first, for a write."""
     journal = workspace.journal()
     if create:
-        from .scopes import prepare_for_write
+        from .scopes import scaffolded
 
-        prepare_for_write(workspace, scope)
-    elif not scope.root.is_dir():
+        with scaffolded(workspace, scope), open_catalog(workspace, scope, refresh=refresh) as catalog:
+            yield catalog
+        return
+    if not scope.root.is_dir():
         if journal is not None and journal.knows(scope.root):  # the whole directory went
             journal.missing(scope.root, [])
             report_losses(workspace, journal, scope)

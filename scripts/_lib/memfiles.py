@@ -20,6 +20,7 @@ under a lock: the task store's for `tasks/`, else `<memory>/.cache/files.lock`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections import namedtuple
@@ -27,7 +28,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Iterator
 
     from .scopes import Workspace
 
@@ -151,6 +152,11 @@ def read(workspace: Workspace, given: str) -> tuple[MemoryPath, str]:
     """The text of a memory file."""
     target = resolve(workspace, given, for_write=False)
     try:
+        import stat
+
+        if not stat.S_ISREG(os.stat(target.path).st_mode) and not os.path.isdir(target.path):
+            raise errors.InvalidInput(f"{target.display} is not a regular file (a pipe, socket or device)",
+                                      "memory files are plain files; remove it")
         with open(target.path, "rb") as handle:
             raw = handle.read(MAX_BYTES + 1)
     except FileNotFoundError:
@@ -317,17 +323,19 @@ def run_jq(expression: str, document: str) -> Any:
                                   "e.g. --jq '.status = \"done\"' (wrap several results in [ ... ])") from None
 
 
-def _lock_for(workspace: Workspace, target: MemoryPath) -> Any:
+@contextlib.contextmanager
+def _lock_for(workspace: Workspace, target: MemoryPath) -> Iterator[None]:
     scope = workspace.scope("project")
     from . import scopes
 
-    scopes.prepare_for_write(workspace, scope)
     if target.is_task_file:
         from .tasks import LOCK_NAME
 
-        return fsutil.exclusive_lock(scope.cache_dir / LOCK_NAME, what="task store")
-    # memory files, config.json, index.md: the lock `memory update`, `memory config` and the catalog hold
-    return fsutil.exclusive_lock(scope.lock_path, what=f"{scope.name} memory")
+        lock = fsutil.exclusive_lock(scope.cache_dir / LOCK_NAME, what="task store")
+    else:  # memory files, config.json, index.md: the lock `memory update`, `memory config` and the catalog hold
+        lock = fsutil.exclusive_lock(scope.lock_path, what=f"{scope.name} memory")
+    with scopes.scaffolded(workspace, scope), lock:
+        yield
 
 
 def _after_write(workspace: Workspace, target: MemoryPath) -> None:

@@ -10,13 +10,14 @@ Reads resolve enterprise -> local -> project -> global; the most specific scope 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import namedtuple
 from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Mapping
+    from typing import Any, Iterator, Mapping
 
 from . import config as config_mod
 from . import errors, fsutil
@@ -269,6 +270,38 @@ def prepare_for_write(workspace: Workspace, scope: Scope) -> None:
         ensure_local_gitignored(workspace.project_dir)
 
 
+SCAFFOLDING = frozenset({".gitignore", ".gitattributes", CACHE_DIR_NAME, "index.json", "graph.json",
+                         "task-index.json", "tasks"})
+
+
+@contextlib.contextmanager
+def scaffolded(workspace: Workspace, scope: Scope) -> Iterator[None]:
+    """prepare_for_write for an operation that may still be refused: when it fails, a memory
+    directory it created is removed again, as long as nothing but scaffolding is in it."""
+    made = scope.root
+    while not made.parent.exists() and made.parent != made:
+        made = made.parent
+    created = not made.exists()
+    prepare_for_write(workspace, scope)
+    try:
+        yield
+    except BaseException:
+        if created and _only_scaffolding(scope.root):
+            import shutil
+
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+
+
+def _only_scaffolding(root: Path) -> bool:
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return False
+    tasks = root / "tasks"
+    return set(names) <= SCAFFOLDING and not (tasks.is_dir() and any(tasks.iterdir()))
+
+
 def _project_file(workspace: Workspace, name: str) -> str:
     if name == ".gitattributes":
         return PROJECT_GITATTRIBUTES
@@ -307,8 +340,7 @@ def change_config(workspace: Workspace, scope_name: str, key: str, value: object
                                   "replace the link with the file itself")
     if unset and not path.exists():
         return path, False
-    prepare_for_write(workspace, scope)
-    with fsutil.exclusive_lock(scope.lock_path, what=f"{scope.name} memory"):
+    with scaffolded(workspace, scope), fsutil.exclusive_lock(scope.lock_path, what=f"{scope.name} memory"):
         if unset:
             return path, config_mod.unset_key(path, key)
         config_mod.set_key(path, key, value, shared=scope_name == "project")

@@ -397,6 +397,8 @@ def _apply_changes(current: memory.Memory, changes: Changes) -> tuple[dict[str, 
             body = content
     elif title != current.title or content != current.content:
         body = _body_with(current.body, title, content)
+    if current.document.newline == "\r\n" and body != current.body:  # a CRLF file stays CRLF throughout
+        body = body.replace("\r\n", "\n").replace("\n", "\r\n")
     return fields, body
 
 

@@ -465,9 +465,9 @@ class TaskStore:
             return
         from . import scopes
 
-        scopes.prepare_for_write(self.workspace, self.scope)
         changed = False
-        with fsutil.exclusive_lock(self.lock_path, timeout=self.lock_seconds, what="task store"):
+        with scopes.scaffolded(self.workspace, self.scope), \
+                fsutil.exclusive_lock(self.lock_path, timeout=self.lock_seconds, what="task store"):
             self._locked = True
             self._dirty = False
             self._pending = {}
