@@ -1083,3 +1083,14 @@ def test_an_append_to_a_crlf_file_keeps_crlf(env: Env) -> None:
     data = path.read_bytes()
     assert data.count(b"\n") == data.count(b"\r\n") and b"third" in data
     env.unchecked.add(path)
+
+
+def test_a_config_json_linked_out_of_its_scope_is_not_read(env: Env) -> None:
+    outside = env.root / "outside-config.json"
+    outside.write_text('{"quality": {"minQualityScore": 99}}')
+    env.project_dir.mkdir(parents=True)
+    os.symlink(outside, env.project_dir / "config.json")
+    env.unchecked.add(env.project_dir / "config.json")
+    shown = env.ok("config", "quality.minQualityScore").out
+    assert "99" not in shown
+    assert outside.read_text() == '{"quality": {"minQualityScore": 99}}'

@@ -120,9 +120,14 @@ class Workspace:
         self.reports_losses = True  # say what went missing (hooks that cannot show it to Claude turn it off)
         self.notices: list[str] = []  # what hooks show Claude (memories that went missing)
         self._journal: Any = None
-        self.config = (config_mod.load([self.global_root / config_mod.CONFIG_NAME,
-                                        self.project_root / config_mod.CONFIG_NAME])
-                       if load_config else config_mod.load([]))
+        # a config.json behind a link leading out of its scope (or a project one out of the project) is not read
+        global_config = self.global_root / config_mod.CONFIG_NAME
+        project_config = self.project_root / config_mod.CONFIG_NAME
+        sources = [global_config] if fsutil.escapes(global_config, self.global_root) is None else []
+        if fsutil.escapes(project_config, self.project_root) is None \
+                and fsutil.escapes(self.project_root, self.project_dir) is None:
+            sources.append(project_config)
+        self.config = config_mod.load(sources) if load_config else config_mod.load([])
 
     # -- which scopes exist -------------------------------------------------------------
 
