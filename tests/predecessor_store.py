@@ -81,6 +81,26 @@ def _timestamp(rng: random.Random, day: int, style: str) -> str | None:
     return None
 
 
+def _bash_era_frontmatter(fields: list[tuple[str, object]]) -> str:
+    """As memory.sh wrote it: unquoted values (a title with `: ` is then not valid YAML), JSON lists,
+    a multi-line JSON `links`, an `embedding` hash."""
+    lines = ["---"]
+    for key, value in fields:
+        if value is None:
+            continue
+        if key == "links" and isinstance(value, list):
+            lines.append("links: [" + "".join(f"\n  {json.dumps(item)}," for item in value).rstrip(",") + "\n]")
+        elif isinstance(value, list):
+            lines.append(f"{key}: {json.dumps(value, separators=(',', ':'))}")
+        elif isinstance(value, dict):
+            continue
+        else:
+            lines.append(f"{key}: {value}")
+    lines.append('embedding: "f631d345357f12369cf4ee7bf24f470b"')
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
 def _frontmatter(fields: list[tuple[str, object]]) -> str:
     lines = ["---"]
     for key, value in fields:
@@ -130,6 +150,7 @@ def build(root: Path, *, memories: int = 400, edges: int = 480, seed: int = 2026
         if number % 11 == 3:  # bash era: the category word and a severity word in the tags
             declared = "permanent"
             tags = [rng.choice(["learning", "tip", "gotcha", "decision"]), rng.choice(SEVERITIES)] + tags
+            title = f"Bash era: {title}"  # an unquoted `: ` there is not valid YAML
         elif number % 17 == 4:
             declared, kind = "temporary", "breadcrumb"
         if number % 7 == 2:
@@ -219,7 +240,8 @@ def build(root: Path, *, memories: int = 400, edges: int = 480, seed: int = 2026
         links_of.setdefault(source, []).append(missing)
     for ident, (fields, body, path) in written.items():
         fields = [(key, links_of.get(ident) if key == "links" else value) for key, value in fields]
-        path.write_text(_frontmatter(fields) + "\n" + body, encoding="utf-8")
+        bash_era = dict(fields).get("type") == "permanent"
+        path.write_text((_bash_era_frontmatter if bash_era else _frontmatter)(fields) + "\n" + body, encoding="utf-8")
     graph = {"version": 1, "nodes": nodes, "edges": graph_edges}
     (root / "graph.json").write_text(json.dumps(graph, indent=2) + "\n", encoding="utf-8")
     index = ({"memories": index_entries, "lastUpdated": "2026-01-28T09:00:00.000Z"} if old_index else

@@ -9,6 +9,7 @@ style: block lists, double-quoted timestamps.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
 
 TYPE_CHECKING = False
@@ -90,6 +91,57 @@ def parse(frontmatter: str) -> dict[str, Any]:
     if simple is not None:
         return simple
     return _parse_yaml(frontmatter)
+
+
+_LINE_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*))?$")
+
+
+def parse_lenient(frontmatter: str) -> dict[str, Any] | None:
+    """Frontmatter that YAML refuses, read the way its writer meant it: one `key: value` per line,
+    the value being the rest of the line (`title: Fix: quote the colon`), a JSON or YAML list
+    (also over several lines), or an indented block. The bash-era memory.sh wrote such files.
+    None when even that does not make sense (the file is then unreadable)."""
+    result: dict[str, Any] = {}
+    lines = frontmatter.splitlines()
+    position = 0
+    while position < len(lines):
+        line = lines[position].rstrip()
+        position += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _LINE_KEY.match(line)
+        if match is None:
+            return None
+        key, raw = match.group(1), (match.group(2) or "").strip()
+        if raw.startswith("[") and raw.count("[") > raw.count("]"):  # a flow list over several lines
+            while position < len(lines) and raw.count("[") > raw.count("]"):
+                raw += " " + lines[position].strip()
+                position += 1
+        if not raw:  # an indented block: YAML may read that much
+            block = []
+            while position < len(lines) and (lines[position].startswith((" ", "\t", "-")) or not lines[position].strip()):
+                block.append(lines[position])
+                position += 1
+            try:
+                value = _parse_yaml(f"{key}:\n" + "\n".join(block)).get(key)
+            except errors.InvalidInput:
+                return None
+        else:
+            value = _lenient_value(raw)
+        result[key] = merge_repeated(result[key], value) if key in result else value
+    return result
+
+
+def _lenient_value(raw: str) -> Any:
+    try:
+        return json.loads(raw)  # "quoted", [JSON, lists], numbers, true/false/null
+    except ValueError:
+        pass
+    if raw.startswith("[") and raw.endswith("]"):
+        return [item.strip().strip("'\"") for item in raw[1:-1].split(",") if item.strip()]
+    if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    return raw
 
 
 def _loader_class(yaml: Any) -> Any:

@@ -58,6 +58,7 @@ KINDS: dict[str, str] = {
     "timestamp-format": WARNING,      # created/updated not written as a quoted UTC timestamp
     "repeated-field": ERROR,          # a field written twice (a union merge): other YAML readers keep the last
     "unknown-type": WARNING,          # a type no tool here knows: read as written
+    "lenient-frontmatter": WARNING,   # not valid YAML, read line by line as its writer meant it
     # links between memories
     "broken-link": ERROR,             # `links` names a memory that does not exist
     "cross-scope-link": ERROR,        # `links` names a memory of another scope (integrity rule 6)
@@ -392,6 +393,11 @@ class Analysis:
                 self._add("repeated-field", slug, f"`{key}` is written more than once (as git's union merge leaves "
                           "a field two clones changed); other YAML readers see only the last copy",
                           "memory repair writes it once, with the values of every copy", fixable=True, field=key)
+            if item.lenient:
+                self._add("lenient-frontmatter", slug, f"the frontmatter is not valid YAML ({item.lenient}); it is "
+                          "read line by line, as its writer meant it", "quote the values that hold `: ` or `#` "
+                          "(e.g. title: \"Fix: quote it\"); until then other YAML readers cannot read it",
+                          field="frontmatter")
             if not item.title_in_field and len(item.title) > memory.MAX_TITLE:
                 self._add("invalid-memory", slug, f"the title is {len(item.title)} characters; the limit is "
                           f"{memory.MAX_TITLE}", "shorten the `# ` heading and move details into the content",

@@ -33,7 +33,7 @@ from .scopes import Scope
 if TYPE_CHECKING:
     from .scopes import Workspace
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 INDEX_NAME = "index.json"
 GRAPH_NAME = "graph.json"

@@ -48,7 +48,8 @@ class Memory:
 
     def __init__(self, *, slug: str, scope: str, path: Path, type: str, title: str, tags: list[str], created: str,
                  updated: str, links: list[str], content: str, body: str, fields: dict[str, Any],
-                 document: frontmatter.Document, title_in_field: bool = False, archived: bool = False) -> None:
+                 document: frontmatter.Document, title_in_field: bool = False, archived: bool = False,
+                 lenient: str | None = None) -> None:
         self.slug, self.scope, self.path, self.type, self.title = slug, scope, path, type, title
         self.tags, self.created, self.updated, self.links = tags, created, updated, links
         self.content = content            # the body without its title heading
@@ -57,6 +58,7 @@ class Memory:
         self.document = document
         self.title_in_field = title_in_field  # the title came from a `title:` field, not a heading
         self.archived = archived          # it lies in an archive/ folder
+        self.lenient = lenient            # why YAML refused the frontmatter (then read line by line)
 
     def __repr__(self) -> str:
         return f"Memory({self.scope}:{self.slug})"
@@ -151,8 +153,15 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
     if document.frontmatter is None:
         raise errors.InvalidInput("no YAML frontmatter (the file must start with a --- line)",
                                   "add a frontmatter block with type, tags, created and updated")
+    lenient = None
     if fields is None:
-        fields = frontmatter.parse(document.frontmatter)
+        try:
+            fields = frontmatter.parse(document.frontmatter)
+        except errors.InvalidInput as exc:  # e.g. `title: Fix: quote it` from the bash era: read as meant
+            fields = frontmatter.parse_lenient(document.frontmatter)
+            if fields is None or not isinstance(fields.get("type"), str):
+                raise
+            lenient = exc.message
     memory_type = fields.get("type")
     if not isinstance(memory_type, str) or not memory_type.strip():
         raise errors.InvalidInput("the frontmatter has no `type`", "add `type: " + DEFAULT_TYPE + "` (or another type)")
@@ -168,7 +177,7 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
         content = _content_after_heading(document.body)
     tags = fields.get("tags")
     tag_list = [str(tag) for tag in tags if tag is not None and str(tag).strip()] if isinstance(tags, list) \
-        else [tags] if isinstance(tags, str) and tags.strip() else []
+        else [tag.strip() for tag in tags.split(",") if tag.strip()] if isinstance(tags, str) else []
     links = fields.get("links")
     link_list = [str(link) for link in links if isinstance(link, (str, int))] if isinstance(links, list) else []
     created = clock.normalise(fields.get("created")) or ""
@@ -178,7 +187,7 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
         tag_list.append(DELIBERATION_TAG)  # the earlier plugin's think documents are deliberations
     return Memory(slug=slug, scope=scope, path=path, type=memory_type, title=title, tags=tag_list,
                   created=created, updated=updated, links=link_list, content=content, body=document.body,
-                  fields=fields, document=document, title_in_field=in_field, archived=archived)
+                  fields=fields, document=document, title_in_field=in_field, archived=archived, lenient=lenient)
 
 
 def effective_type(declared: str, tags: list[str]) -> str:
