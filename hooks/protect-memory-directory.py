@@ -1,4 +1,8 @@
-"""PreToolUse (Write, Edit, MultiEdit, NotebookEdit, Bash): deny direct changes to memory directories."""
+"""PreToolUse (Write, Edit, MultiEdit, NotebookEdit, Bash): deny direct changes to memory directories.
+
+Also shell commands that would remove, move or overwrite a directory holding one; the rules
+are in _lib/guard.py. The reason names what is protected and the `memory` command to use.
+"""
 
 from __future__ import annotations
 

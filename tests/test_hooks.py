@@ -440,6 +440,10 @@ DENIED_COMMANDS = [
     "chmod 000 .claude/memory/a.md",
     "mkdir -p .claude/memory/new && echo x > .claude/memory/new/a.md",
     "ls && rm .claude/memory/a.md",
+    "cd .claude/memory && rm a.md",
+    "(rm .claude/memory/a.md)",
+    "sh -c 'rm .claude/memory/a.md'",
+    "tar -xf notes.tar -C .claude/memory",
 ]
 
 
@@ -487,14 +491,43 @@ def test_bash_commands_that_only_read_memory_are_allowed(hooks: Hooks, command: 
     assert result.out == "", f"denied: {command}: {result.out}"
 
 
-@pytest.mark.parametrize("command", ["cd .claude/memory && rm a.md",
-                                     "(rm .claude/memory/a.md)",
-                                     "sh -c 'rm .claude/memory/a.md'",
-                                     "tar -xf notes.tar -C .claude/memory"])
-def test_bash_guard_gaps(hooks: Hooks, command: str) -> None:
-    """Known gaps of the Bash guard (shared code, reported to the lead; see the final report)."""
+# One command per way around a deny list (tests/test_guard.py judges many more in process).
+DESTROYING_COMMANDS = [
+    "rm -rf .claude",
+    "mv .claude /tmp/old",
+    "rm -rf ~/.claude",
+    "rm -rf .c*",
+    "D=.claude; rm -rf $D",
+    'rm -rf "$HOME/.claude/memory"',
+    "find . -name '*.md' -delete",
+    "git clean -fdx",
+    "sed -Ei 's/a+/b/' .claude/memory/a.md",
+    "python3 -c \"import shutil; shutil.rmtree('.claude')\"",
+    "node -e \"require('fs').rmSync('.claude', {recursive: true})\"",
+    "eval 'rm -rf .claude'",
+    "bash -c 'rm -rf .claude/memory'",
+    "echo .claude | xargs rm -rf",
+]
+
+
+@pytest.mark.parametrize("command", DESTROYING_COMMANDS)
+def test_bash_commands_that_destroy_a_memory_directory_are_denied(hooks: Hooks, command: str) -> None:
+    hooks.memory("write", "Use OAuth2", "--type", "decision", "--content", "PKCE everywhere")
+    hooks.memory("write", "Global habit", "--type", "learning", "--scope", "global", "--content", "x")
+    decision = _decision(hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command})))
+    assert decision is not None, f"not denied: {command}"
+    assert decision[0] == "deny" and "memory directory" in decision[1] and "memory restore" in decision[1]
+
+
+@pytest.mark.parametrize("command", ["git checkout .", "git restore .", "git reset --hard", "git stash -u",
+                                     "rm -rf node_modules build/", "find . -name '*.pyc' -delete",
+                                     "sed -i 's/a/b/' src/app.py", "memory delete decision-use-oauth2",
+                                     "python3 -c \"open('out.txt', 'w').write('x')\"", "ls .claude",
+                                     "grep -r PKCE .claude/memory"])
+def test_ordinary_commands_beside_memories_pass_the_guard(hooks: Hooks, command: str) -> None:
+    hooks.memory("write", "Use OAuth2", "--type", "decision", "--content", "PKCE everywhere")
     result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command}))
-    assert _decision(result) is not None, f"not denied: {command}"
+    assert result.out == "", f"denied: {command}: {result.out}"
 
 
 def test_reads_and_other_tools_pass_the_guard(hooks: Hooks) -> None:
