@@ -15,6 +15,8 @@ import os
 import subprocess
 from pathlib import Path
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _lib import guard, shellsyntax
 from _lib.scopes import Workspace
@@ -32,10 +34,11 @@ class Place:
         self.global_dir = self.home / ".claude" / "memory"
         self.memory_dir = self.project / ".claude" / "memory"
         self.env = {"HOME": str(self.home), "CLAUDE_PROJECT_DIR": str(self.project), "PATH": os.environ["PATH"]}
-        for path, text in [(self.global_dir / "note.md", "# Global\n"), (self.memory_dir / "note.md", "# Shared\n"),
-                           (self.memory_dir / "local" / "note.md", "# Mine\n"), (self.project / "src" / "app.py", "x\n"),
-                           (self.project / "build" / "out.txt", "x\n"), (self.project / "node_modules" / "a.js", "x\n"),
-                           (self.project / ".gitignore", "build/\nnode_modules/\n.claude/memory/local/\n")]:
+        files = [(self.global_dir / "note.md", "# Global\n"), (self.memory_dir / "note.md", "# Shared\n"),
+                 (self.memory_dir / "local" / "note.md", "# Mine\n"), (self.project / "src" / "app.py", "x\n"),
+                 (self.project / "build" / "out.txt", "x\n"), (self.project / "node_modules" / "a.js", "x\n"),
+                 (self.project / ".gitignore", "build/\nnode_modules/\n.claude/memory/local/\n")]
+        for path, text in files:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         self.git("init", "-q")
@@ -133,6 +136,10 @@ ATTACKS = [
     ("variable", 'rm -rf "${ROOT:-.}/.claude"', "project"),
     ("variable", 'for d in build .claude; do rm -rf "$d"; done', "project"),
     ("variable", 'cd "$SOMEWHERE" && rm -rf .claude', None),
+    ("variable", 'cd "$SOMEWHERE" && rm -rf mem*', None),
+    ("variable", "for f in $(find . -name '*.md'); do sed -i s/a/b/ \"$f\"; done", "project"),
+    ("variable", "rm -rf $(echo .claude)", "project"),
+    ("variable", "rm $(ls .claude/memory/*.md)", "project"),
     # find
     ("find", "find . -delete", "project"),
     ("find", "find .claude -delete", "project"),
@@ -149,6 +156,7 @@ ATTACKS = [
     ("find", "find . -name '*.md' | xargs rm", "project"),
     ("find", "find . -name '*.md' -print0 | xargs -0 rm -f", "project"),
     ("find", "find . -name '*.md' | while read -r f; do rm \"$f\"; done", "project"),
+    ("find", "sed -i s/a/b/ $(find . -name '*.md')", "project"),
     # in-place editors
     ("in-place", "sed -i 's/a/b/' .claude/memory/note.md", "project"),
     ("in-place", "sed -Ei 's/a+/b/' .claude/memory/note.md", "project"),
@@ -235,7 +243,9 @@ ORDINARY = [
     "find . \\( -name '*.pyc' -o -name '*.pyo' \\) -delete", "find . -maxdepth 1 -name '*.md' -delete",
     "find . -path ./.claude -prune -o -name '*.md' -exec rm {} +", "find src -name '*.md' -delete",
     "find {root}/scratch -mtime +7 -delete", "find . -name '*.pyc' | xargs rm -f",
-    "find . -name '*.pyc' | while read f; do rm \"$f\"; done",
+    "find . -name '*.pyc' | while read f; do rm \"$f\"; done", "find . -empty -delete",
+    "find . -type d -empty -delete", "sed -i s/a/b/ $(find . -name '*.py')", "cd $(mktemp -d) && rm -rf *",
+    "rm -rf $SCRATCH/*",
     # editing other files
     "sed -i 's/a/b/' src/app.py", "sed -i -e 's/a/b/' $(grep -rl a src)", "perl -pi -e 's/a/b/' src/app.py",
     "mv notes.txt ~", "cp notes.txt ~/.claude/", "rsync -a src/ ./", "chmod -R u+w .", "mkdir -p .claude/commands",
@@ -380,8 +390,27 @@ def test_words_keep_quoting_variables_and_file_descriptors() -> None:
     assert [op for op, _ in command.redirections] == [">&", ">"]
 
 
-def test_malformed_lines_never_raise() -> None:
-    for line in ("echo 'unclosed", 'echo "$(', "a ${", "cat <<EOF", "x=`", "$(" * 50, "echo \\", "((", ")))"):
-        shellsyntax.parse(line)
-        assert guard.bash_target(Workspace("/", {"HOME": "/nonexistent"}), line, "/") is None
+NOWHERE = Workspace("/", {"HOME": "/nonexistent"})  # no memory directory exists: nothing can be denied but writes
+
+
+@pytest.mark.parametrize("line", ["echo 'unclosed", 'echo "$(', "a ${", "cat <<EOF", "x=`", "echo \\", "((", ")))",
+                                  "$(" * 2000, "(" * 5000, "| " * 5000, "`" * 5000, "${" * 5000,
+                                  "echo " + "{a,b}" * 40, "cat <<EOF\n" + "line\n" * 20000 + "EOF"])
+def test_malformed_and_huge_lines_are_judged_without_error(line: str) -> None:
+    """Brace lists, nesting and pipes are bounded: these finish (a hang would time the suite out)."""
+    shellsyntax.parse(line)
+    assert guard.bash_target(NOWHERE, line, "/") is None
+
+
+SHELL_PIECES = ["rm", "-rf", ".claude", "find", ".", "-delete", "-exec", "{}", ";", "(", ")", "$(", "`", "'", '"',
+                "$X", "${X:-a}", "|", "&&", "\n", "<<EOF", "EOF", "<<<", ">", "2>&1", "<(", "xargs", "sh", "-c",
+                "eval", "python3", "open('x','w')", "sed", "-i", "git", "clean", "-fdx", "cd", "..", "~", "*", "[",
+                "{a,b}", "for", "in", "do", "read", "D=.claude", "$D", "\\", "#", "!", "-o", "-prune", "$((1))"]
+
+
+@given(st.lists(st.sampled_from(SHELL_PIECES), max_size=16), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_any_line_of_shell_pieces_is_judged_without_error(pieces: list[str], joined: bool) -> None:
+    hit = guard.bash_target(NOWHERE, ("" if joined else " ").join(pieces), "/")
+    assert hit is None or hit[0] in (guard.IN, guard.HOLDS) and hit[1].startswith("/")
 

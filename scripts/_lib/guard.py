@@ -339,7 +339,7 @@ class _BashCheck:
             elif part[0] == VAR:
                 options = self.variable(part)
             else:
-                options = [self.substitution(part[1])]
+                options = self.substitution(part[1])
             results = [left + right for left in results for right in options][:MAX_CANDIDATES]
         return results
 
@@ -356,15 +356,17 @@ class _BashCheck:
             return [UNKNOWN]
         return [value.translate(QUOTE_GLOBS) if quoted else value]
 
-    def substitution(self, commands: list[shellsyntax.Command] | None) -> str:
-        """What `$(...)` prints when that is knowable: the directory, the project's top; else UNKNOWN."""
+    def substitution(self, commands: list[shellsyntax.Command] | None) -> list[str]:
+        """What `$(...)` prints, when knowable: the directory, the project's top, the memory paths a
+        find, echo, ls or grep -l prints; else UNKNOWN."""
         if commands and len(commands) == 1 and commands[0].words:
             words = tuple(shellsyntax.word_text(parts) for parts in commands[0].words)
             if words[0] == "pwd" and self.where:
-                return _escape(self.where)
+                return [_escape(self.where)]
             if words == PROJECT_TOP_COMMAND:
-                return _escape(self.project_dir)
-        return UNKNOWN
+                return [_escape(self.project_dir)]
+            return self.produced(commands[0])[:MAX_CANDIDATES] or [UNKNOWN]
+        return [UNKNOWN]
 
     def produced(self, producer: shellsyntax.Command) -> list[str]:
         """Paths a command prints, as far as a pipe into xargs or `read` needs them: find, echo, ls, grep -l."""
@@ -433,15 +435,16 @@ class _BashCheck:
         for scope, root, parts in self.directories:
             for stop in range(1, len(parts) + 1):  # the ending is the path down to parts[stop - 1]
                 span = parts[max(0, stop - len(ending)):stop]
-                if len(span) == len(ending) and all(map(self.matches, ending, span)) and (
-                        ".claude" in span or parts[-1] in span):
+                if len(span) == len(ending) and all(map(self.matches, ending, span)) and any(
+                        name in (".claude", parts[-1]) and _names_something(pattern)
+                        for pattern, name in zip(ending, span)):
                     if stop < len(parts):
                         if os.path.isdir(root):
                             return HOLDS, "/" + "/".join(parts[:stop]), scope
                     else:
                         return IN, root, scope
             for inner in range(1, min(len(ending), len(parts) + 1)):  # ends inside the directory
-                if all(map(self.matches, ending[:inner], parts[-inner:])):
+                if all(map(self.matches, ending[:inner], parts[-inner:])) and _names_something(ending[inner - 1]):
                     rest = ending[inner:]
                     return IN, root + "/" + "/".join(rest).translate(UNQUOTE_GLOBS), _local(scope, rest)
         return None
@@ -709,18 +712,29 @@ def _escape(path: str) -> str:
     return path.translate(QUOTE_GLOBS)
 
 
+def _names_something(pattern: str) -> bool:
+    """Whether a path component is more than wildcards (`mem*`, `.c*`, not `*` or `$X`)."""
+    return bool(WILDCARDS.sub("", pattern.translate(UNQUOTE_GLOBS).replace("[", "")))
+
+
 def _local(scope: str, below: list[str]) -> str:
     return "local" if scope == "project" and below[:1] == ["local"] else scope
 
 
 def _braces(text: str) -> list[str]:
-    """Bash brace expansion of `a{b,c}d` (one level, repeated), the text itself when it has none."""
-    match = re.search(r"\{([^{}]*,[^{}]*)\}", text)
-    if not match:
-        return [text]
-    head, tail = text[:match.start()], text[match.end():]
-    return [expanded for choice in match.group(1).split(",") for expanded in _braces(head + choice + tail)][
-        :MAX_CANDIDATES]
+    """Bash brace expansion of `a{b,c}d` (innermost groups first), at most MAX_CANDIDATES results."""
+    results, expanding = [text], True
+    while expanding:
+        expanding, following = False, []
+        for item in results:
+            match = re.search(r"\{([^{}]*,[^{}]*)\}", item)
+            if not match:
+                following.append(item)
+                continue
+            expanding = True
+            following += [item[:match.start()] + choice + item[match.end():] for choice in match.group(1).split(",")]
+        results = following[:MAX_CANDIDATES]
+    return results
 
 
 def _options(arguments: list[list[str]], values: str,
@@ -931,7 +945,7 @@ def _find_evaluate(node: Any, sample: tuple[str, str, str], reached: set[str], c
             return {True, False}
     if operator in ("-type", "-xtype") and arguments:
         return {kind in arguments[0].split(",")}
-    if operator == "-false":
+    if operator in ("-false", "-empty"):  # a memory file, and a directory holding one, is never empty
         return {False}
     if operator == "-delete" or operator in FIND_RUNS:
         if _find_destroys(node, check, absolute):

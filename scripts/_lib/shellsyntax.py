@@ -109,8 +109,9 @@ class _Parser:
                     depth = max(0, depth - 1)
                 elif operator == "(":
                     depth += 1
-                piped = next((command for command in reversed(found) if command.words), None)  # `(a) | b`
-                found.append(Command(piped if operator in PIPES else None))
+                piped = next((command for command in reversed(found[-2:]) if command.words), None) \
+                    if operator in PIPES else None  # `(a) | b`: the command before the parenthesis
+                found.append(Command(piped))
             else:
                 i = self._word_into(found, redirection, i, nesting)
                 redirection = None
