@@ -1,7 +1,7 @@
 """PreToolUse (Write, Edit, MultiEdit, NotebookEdit, Bash): deny direct changes to memory directories.
 
-Also shell commands that would remove, move or overwrite a directory holding one; the rules
-are in _lib/guard.py. The reason names what is protected and the `memory` command to use.
+Also shell commands that would remove, move or overwrite a directory holding one (the rules:
+_lib/guard.py, _lib/bashguard.py). The reason names what is protected and what to use instead.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _lib import guard, shellsyntax
+from _lib import bashguard, guard, shellsyntax
 from _lib.scopes import Workspace
 
 GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"]
@@ -204,6 +204,8 @@ ATTACKS = [
     ("eval", "cat <<EOF > notes.md\n$(rm -rf .claude)\nEOF", "project"),
     ("eval", "echo .claude | xargs rm -rf", "project"),
     ("eval", "xargs rm -rf <<< .claude", "project"),
+    ("eval", "echo .claude | xargs sudo rm -rf", "project"),
+    ("eval", "echo .claude | xargs -i rm -rf {}", "project"),
     ("eval", "printf '%s\\n' .claude | xargs -I{} rm -rf {}", "project"),
     ("eval", "(cd .claude && rm -rf memory)", "project"),
     ("eval", "{ rm -rf .claude; }", "project"),
@@ -399,7 +401,7 @@ NOWHERE = Workspace("/", {"HOME": "/nonexistent"})  # no memory directory exists
 def test_malformed_and_huge_lines_are_judged_without_error(line: str) -> None:
     """Brace lists, nesting and pipes are bounded: these finish (a hang would time the suite out)."""
     shellsyntax.parse(line)
-    assert guard.bash_target(NOWHERE, line, "/") is None
+    assert bashguard.bash_target(NOWHERE, line, "/") is None
 
 
 SHELL_PIECES = ["rm", "-rf", ".claude", "find", ".", "-delete", "-exec", "{}", ";", "(", ")", "$(", "`", "'", '"',
@@ -411,6 +413,6 @@ SHELL_PIECES = ["rm", "-rf", ".claude", "find", ".", "-delete", "-exec", "{}", "
 @given(st.lists(st.sampled_from(SHELL_PIECES), max_size=16), st.booleans())
 @settings(max_examples=300, deadline=None)
 def test_any_line_of_shell_pieces_is_judged_without_error(pieces: list[str], joined: bool) -> None:
-    hit = guard.bash_target(NOWHERE, ("" if joined else " ").join(pieces), "/")
-    assert hit is None or hit[0] in (guard.IN, guard.HOLDS) and hit[1].startswith("/")
+    hit = bashguard.bash_target(NOWHERE, ("" if joined else " ").join(pieces), "/")
+    assert hit is None or hit[0] in (bashguard.IN, bashguard.HOLDS) and hit[1].startswith("/")
 

@@ -30,10 +30,11 @@ REDIRECTIONS = frozenset({"&>>", "<<<", "<<-", "&>", ">>", ">|", ">&", "<<", "<>
 PIPES = frozenset({"|", "|&"})
 WORD_END = frozenset(" \t\n;&|<>()")
 PLAIN_RUN = re.compile(r"[^\s'\"\\$`;&|<>()=]+=?")  # stops after `=`: `NAME=~/x` expands its tilde
-DOUBLE_QUOTED_RUN = re.compile(r'[^"\\$`]+')
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-BRACED_PARAMETER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(.*)", re.S)
-ASSIGNMENT_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
+# Compiled on first use (re caches them): most command lines need none of these.
+DOUBLE_QUOTED_RUN = r'[^"\\$`]+'
+NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+BRACED_PARAMETER = r"(?s)([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(.*)"
+ASSIGNMENT_PREFIX = r"[A-Za-z_][A-Za-z0-9_]*\+?=$"
 ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "\x1b", "a": "\a"}
 MAX_NESTING = 12  # $( $( ... ) ) deeper than this is read as an unknown value
 
@@ -195,7 +196,7 @@ class _Parser:
             elif char == "`":
                 i = self._backticks(i, parts, nesting)
             elif char == "~" and (i == start or len(parts) == 1 and parts[0][0] == TEXT and not parts[0][2]
-                                  and ASSIGNMENT_PREFIX.match(parts[0][1])) \
+                                  and re.match(ASSIGNMENT_PREFIX, parts[0][1])) \
                     and (i + 1 >= end or line[i + 1] == "/" or line[i + 1] in WORD_END):
                 parts.append((VAR, "HOME", False, None))  # `~` and `NAME=~/...`
                 i += 1
@@ -224,7 +225,7 @@ class _Parser:
             elif char == "`":
                 i = self._backticks(i, parts, nesting)
             else:
-                match = DOUBLE_QUOTED_RUN.match(line, i)
+                match = re.compile(DOUBLE_QUOTED_RUN).match(line, i)
                 parts.append((TEXT, match.group(0), True))  # type: ignore[union-attr]
                 i = match.end()  # type: ignore[union-attr]
         return end
@@ -252,12 +253,12 @@ class _Parser:
                         break
                 j += 1
             body = line[i + 2:close]
-            match = BRACED_PARAMETER.match(body)
+            match = re.match(BRACED_PARAMETER, body)
             if not match:
                 parts.append((VAR, None, quoted, None))
             else:
                 name, rest = match.groups()
-                known = name if NAME.fullmatch(name) else None
+                known = name if re.fullmatch(NAME, name) else None
                 for operator in (":-", ":=", "-", "="):
                     if rest.startswith(operator):
                         parts.append((VAR, known, quoted, rest[len(operator):]))
@@ -278,7 +279,7 @@ class _Parser:
             return j + 1
         if following == '"' and not quoted:
             return self._double_quoted(i + 2, parts, nesting)
-        match = NAME.match(line, i + 1)
+        match = re.compile(NAME).match(line, i + 1)
         if match:
             parts.append((VAR, match.group(0), quoted, None))
             return match.end()
