@@ -49,10 +49,11 @@ SPLIT = r"""
 import json, re, sys, time, pathlib, os
 started = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
-from _lib.scopes import Workspace
-from _lib import store                      # what every command imports
+from _lib.workspace.scopes import Workspace
+from _lib.ops import store                      # what every command imports
 base = time.perf_counter()
-from _lib import embed, embedded, search, semantic, staticmodel
+from _lib.vectors import embedder as embed, embedded, semantic, staticmodel
+from _lib.ops import search
 imported = time.perf_counter()
 workspace = Workspace()
 embedder = embed.Embedder(workspace)

@@ -33,7 +33,8 @@ from common import MEMORY, baseline, build_corpus, isolated_env, median_ms, prec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
-from _lib import clock, memory  # noqa: E402
+from _lib.base import clock
+from _lib.model import memory  # noqa: E402
 
 
 def write_caches(directory: Path, rng: random.Random, dimension: int = 768) -> int:

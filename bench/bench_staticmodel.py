@@ -9,7 +9,7 @@ continuation pieces). Every figure comes from whole processes started with `pyth
 as the `memory` launcher starts them, and is a median over --runs processes, reported
 beside `python -S -c pass` measured in the same run:
 
-  import         `from _lib import staticmodel` in a process that has json, re and pathlib
+  import         `from _lib.vectors import staticmodel` in a process that has json, re and pathlib
                  (as every `memory` command has)
   load cold      load() parsing tokenizer.json (no compiled index yet)
   load warm      load() with the compiled tokenizer index in place
@@ -44,7 +44,7 @@ WORKER = r"""
 import sys, time, json, re, pathlib  # what every `memory` command imports anyway
 started = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
-from _lib import staticmodel
+from _lib.vectors import staticmodel
 imported = time.perf_counter()
 mode, model_dir, index_dir = sys.argv[2], sys.argv[3], sys.argv[4]
 from pathlib import Path

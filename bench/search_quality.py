@@ -103,8 +103,10 @@ def static_model() -> Path:
 
 def load_scope(workdir: Path, settings: dict) -> tuple[object, dict[str, str]]:
     """A Workspace whose project scope holds the ADRs as memories, embedded; and slug -> id."""
-    from _lib import config, embed, store
-    from _lib.scopes import Workspace
+    from _lib.workspace import config
+    from _lib.vectors import embedder as embed
+    from _lib.ops import store
+    from _lib.workspace.scopes import Workspace
 
     home, project = workdir / "home", workdir / "project"
     home.mkdir(parents=True, exist_ok=True)
@@ -158,7 +160,8 @@ class Query:
 
 def collect(workspace: object, queries: list[dict], ids: dict[str, str]) -> list[Query]:
     """Each query's keyword and semantic rankings, BM25 scores and cosines, from the plugin's code."""
-    from _lib import embed, search, semantic, store
+    from _lib.vectors import embedder as embed, semantic
+    from _lib.ops import search, store
 
     embedder = embed.Embedder(workspace)
     scope = workspace.readable_scopes("project")[0]
@@ -182,7 +185,7 @@ def collect(workspace: object, queries: list[dict], ids: dict[str, str]) -> list
 
 def hybrid(query: Query, fusion: tuple[str, float, float], ids: dict[str, str]) -> list[str]:
     """The hybrid ranking of a query with a fusion, as semantic._search orders it."""
-    from _lib import semantic
+    from _lib.vectors import semantic
 
     fused = semantic.fuse([query.cosine], [query.bm25], fusion)
     best = heapq.nlargest(DEPTH + len(query.excluded), fused.items(), key=itemgetter(1))
@@ -255,7 +258,8 @@ def breakdown(queries: list[Query], fusion: tuple[str, float, float], ids: dict[
 
 def end_to_end(workspace: object, queries: list[Query], ids: dict[str, str]) -> tuple[float, float]:
     """hit@5 and MRR@10 of `memory semantic`'s default hybrid search, through search_memories."""
-    from _lib import semantic, store
+    from _lib.vectors import semantic
+    from _lib.ops import store
 
     def ranking(query: Query) -> list[str]:
         outcome = semantic.search_memories(workspace, query.data["query"], store.Filters(),
@@ -279,7 +283,7 @@ def main() -> None:
     parser.add_argument("--workdir", help="keep the scopes here between runs (default: a temporary directory)")
     parser.add_argument("--models", default="minilm,static", help="minilm, static or both (default)")
     args = parser.parse_args()
-    from _lib import embed, semantic
+    from _lib.vectors import embedder as embed, semantic
 
     raw = [json.loads(line) for line in Path(args.queries).read_text().splitlines() if line.strip()]
     results: dict = {"queries": args.queries, "n": len(raw), "folds": FOLDS, "seed": SEED, "fusions": FUSIONS,

@@ -82,7 +82,7 @@ def run_hook(handle: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
         for warning in dict.fromkeys(warning for workspace in _WORKSPACES for warning in workspace.warnings):
             log(f"note: {warning}")
     except BaseException as exc:  # noqa: BLE001 - fail open: a hook must never break the session
-        from _lib import errors
+        from _lib.base import errors
 
         if isinstance(exc, errors.Error):  # refused as a command would be (e.g. an unusable scope)
             log(f"skipped: {exc.message}")
@@ -100,8 +100,8 @@ def run_hook(handle: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
 def workspace_for(payload: dict[str, Any], *, notices: bool = False) -> tuple[Any, str]:
     """(Workspace, cwd) for the session's working directory; an invalid config falls back to defaults.
     `notices`: this hook shows Claude what went missing from memory (see `context`)."""
-    from _lib import errors
-    from _lib.scopes import Workspace
+    from _lib.base import errors
+    from _lib.workspace.scopes import Workspace
 
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else os.getcwd()
     try:
@@ -117,7 +117,7 @@ def workspace_for(payload: dict[str, Any], *, notices: bool = False) -> tuple[An
 
 def session_of(payload: dict[str, Any]) -> Any:
     """The Session for the payload's session_id, or None when it has none (or an unsafe one)."""
-    from _lib import session
+    from _lib.session import state as session
 
     session_id = session.safe_id(payload.get("session_id"))
     return session.Session(session_id) if session_id else None

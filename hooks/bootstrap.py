@@ -28,7 +28,9 @@ from pathlib import Path
 
 from _hook import HOOKS_DIR, log, run_hook
 
-from _lib import errors, fsutil, runtime, session
+from _lib.base import errors, fsutil
+from _lib.workspace import runtime
+from _lib.session import state as session
 
 VENV_SECONDS = 120
 PIP_SECONDS = 480  # the hook's own timeout (hooks.json) is 600 s

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _hook import run_hook, workspace_for
 
-from _lib import capture, guard
+from _lib.session import capture, guard
 
 
 def handle(payload: dict) -> dict | None:

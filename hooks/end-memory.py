@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from _hook import run_hook, session_of, workspace_for
 
-from _lib import capture
+from _lib.session import capture
 
 
 def handle(payload: dict) -> dict | None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from _hook import log, run_hook, workspace_for
 
-from _lib import entrypoint, errors, retention, session
+from _lib.ops import entrypoint, retention
+from _lib.base import errors
+from _lib.session import state as session
 
 
 def handle(payload: dict) -> dict | None:

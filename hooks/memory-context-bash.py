@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _hook import context, run_hook, session_of, workspace_for
 
-from _lib import gotchas
+from _lib.session import gotchas
 
 
 def handle(payload: dict) -> dict | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _hook import context, run_hook, session_of, workspace_for
 
-from _lib import gotchas, guard
+from _lib.session import gotchas, guard
 
 
 def handle(payload: dict) -> dict | None:

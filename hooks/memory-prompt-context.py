@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _hook import context, run_hook, session_of, workspace_for
 
-from _lib import context as memory_context
+from _lib.session import injection as memory_context
 
 
 def handle(payload: dict) -> dict | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _hook import context, run_hook, session_of
 
-from _lib import context as memory_context
+from _lib.session import injection as memory_context
 
 PROMPTS_BETWEEN_REMINDERS = 10
 REMINDER = ("Memory: this looks like a design decision. `memory think \"<question>\" --option \"A: pros/cons\" "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from _hook import run_hook, workspace_for
 
-from _lib import guard
+from _lib.session import guard
 
 
 def handle(payload: dict) -> dict | None:

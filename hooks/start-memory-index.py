@@ -6,7 +6,9 @@ import os
 
 from _hook import context, log, run_hook, session_of, workspace_for
 
-from _lib import clock, context as memory_context, runtime, session as session_mod
+from _lib.base import clock
+from _lib.session import injection as memory_context, state as session_mod
+from _lib.workspace import runtime
 
 
 def handle(payload: dict) -> dict | None:

@@ -27,7 +27,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     agent = payload.get("agent_type")
     if not isinstance(agent, str) or not agent.strip():
         return None
-    from _lib import taskhooks
+    from _lib.tasks import validation as taskhooks
 
     workspace, _ = workspace_for(payload)
     if workspace.project_is_global or not (workspace.project_root / "tasks").is_dir():
@@ -46,7 +46,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
             f"deliverables {'present' if outcome['deliverablesExist'] else 'missing'}"
             + (", marked done" if outcome["done"] else ""))
     if refused:
-        from _lib import tasktrust
+        from _lib.tasks import trust as tasktrust
 
         return {"systemMessage": tasktrust.refusal(workspace, refused)}
     return None

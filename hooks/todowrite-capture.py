@@ -25,7 +25,8 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     session_id = payload.get("session_id")
     if not isinstance(todos, list) or not isinstance(session_id, str) or not session_id.strip():
         return None
-    from _lib import capture, taskhooks
+    from _lib.session import capture
+    from _lib.tasks import validation as taskhooks
 
     session = session_of(payload)
     if session is not None:  # for the session memory's tasks done and open threads

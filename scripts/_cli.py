@@ -18,7 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds to import; every command pays for _cli
     from typing import Any, Callable, NoReturn
 
-from _lib import errors, memory
+from _lib.base import errors
+from _lib.model import memory
 
 EXIT_USAGE = 2
 STDIN_WAIT_SECONDS = 0.25  # implicit stdin: only data that is already on its way
@@ -70,7 +71,8 @@ def add_filters(parser: argparse.ArgumentParser, *, scope_help: str | None = Non
 
 
 def filters_from(args: argparse.Namespace) -> Any:
-    from _lib import clock, store
+    from _lib.base import clock
+    from _lib.ops import store
 
     since = None
     if getattr(args, "since", None):

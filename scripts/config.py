@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import _cli
-from _lib import config, errors, scopes
-from _lib.scopes import Workspace
+from _lib.workspace import config, scopes
+from _lib.base import errors
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

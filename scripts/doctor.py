@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib import doctor
+from _lib.health import doctor
 
 EXAMPLES = """\
 examples:

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import _cli
-from _lib import errors, exchange, fsutil
-from _lib.scopes import Workspace
+from _lib.base import errors, fsutil
+from _lib.ops import exchange
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

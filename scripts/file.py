@@ -7,8 +7,9 @@ import argparse
 import sys
 
 import _cli
-from _lib import errors, memfiles
-from _lib.scopes import Workspace
+from _lib.base import errors
+from _lib.ops import memfiles
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import _cli
-from _lib import errors, gotchas
-from _lib.scopes import Workspace
+from _lib.base import errors
+from _lib.session import gotchas
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib import diagram, errors, links, store
-from _lib.scopes import Workspace
+from _lib.ops import diagram, links, store
+from _lib.base import errors
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib import health
-from _lib.scopes import Workspace
+from _lib.health import checks as health
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib import exchange
-from _lib.scopes import Workspace
+from _lib.ops import exchange
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import _cli
-from _lib import graph, links
-from _lib.scopes import Workspace
+from _lib.model import graph
+from _lib.ops import links
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

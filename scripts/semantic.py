@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib import embed, semantic
-from _lib.scopes import Workspace
+from _lib.vectors import embedder as embed, semantic
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import _cli
-from _lib import errors, store, suggest
-from _lib.scopes import Workspace
+from _lib.base import errors
+from _lib.ops import store, suggest
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

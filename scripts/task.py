@@ -8,8 +8,9 @@ import json
 import sys
 
 import _cli
-from _lib import errors, tasks
-from _lib.scopes import Workspace
+from _lib.base import errors
+from _lib.tasks import taskstore as tasks
+from _lib.workspace.scopes import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -369,7 +370,7 @@ or changed (a pull, a branch, an edit) is not run until you trust the commands a
 
 
 def run_trust(store: tasks.TaskStore, args: argparse.Namespace) -> int:
-    from _lib import tasktrust
+    from _lib.tasks import trust as tasktrust
 
     workspace = store.workspace
     repository = tasktrust.repository(workspace)
@@ -437,7 +438,7 @@ def _untrusted_tests(store: tasks.TaskStore, task: dict[str, Any]) -> list[str]:
     """The task's test commands not trusted for this repository (they will not run at SubagentStop)."""
     if not task.get("tests"):
         return []
-    from _lib import tasktrust
+    from _lib.tasks import trust as tasktrust
 
     return tasktrust.untrusted(store.workspace, tasktrust.test_commands(task))
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 
 import _cli
-from _lib import memory, think
-from _lib.scopes import Workspace
+from _lib.model import memory
+from _lib.ops import think
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import _cli
-from _lib import links
-from _lib.scopes import Workspace
+from _lib.ops import links
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import _cli
-from _lib import errors, memory, store
-from _lib.scopes import Workspace
+from _lib.base import errors
+from _lib.model import memory
+from _lib.ops import store
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import _cli
-from _lib import memory, store
-from _lib.scopes import Workspace
+from _lib.model import memory
+from _lib.ops import store
+from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

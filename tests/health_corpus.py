@@ -17,7 +17,8 @@ import random
 from pathlib import Path
 from typing import Any, Callable
 
-from _lib import clock, memory
+from _lib.base import clock
+from _lib.model import memory
 
 Key = tuple[str, str, str, str]
 MODEL = "embeddinggemma"
@@ -301,6 +302,15 @@ def build(project: Path, global_dir: Path, count: int, reindex: Callable[[], Any
     b.expect("unknown-type", "learning-odd-type", "type", fixable=False)
     b.expect("isolated", "learning-odd-type", fixable=False)
     b.expect("low-quality", "learning-odd-type", fixable=False)
+    bash_era = project / "learning-bash-era.md"  # invalid YAML the earlier plugin wrote: read line by line
+    bash_era.write_bytes(b'---\ntype: learning\ntitle: Fix: quote the colon\ntags: [x]\n'
+                         b'created: "2026-01-01T00:00:00Z"\nupdated: "2026-01-01T00:00:00Z"\n---\n\n'
+                         b'Colons in an unquoted title are how the bash-era writer left them.\n')
+    b.broken.add(bash_era)
+    b.expect("lenient-frontmatter", "learning-bash-era", "frontmatter", fixable=False)
+    b.expect("orphan", "learning-bash-era", fixable=False)
+    b.expect("isolated", "learning-bash-era", fixable=False)
+    b.expect("low-quality", "learning-bash-era", fixable=False)
     broken_file("nodes/learning/dup.md", f"---\nid: {base[3].slug}\ntype: learning\ntags: [x]\n---\n\n# Dup\n"
                 .encode())
     for spec in (cased, no_updated, bad_created, backwards, bad_status):
@@ -381,14 +391,14 @@ def build(project: Path, global_dir: Path, count: int, reindex: Callable[[], Any
         (project / f"{spec.slug}.md").write_text(spec.text(), encoding="utf-8")
     b.expect("graph-drift", min(g1.slug, g2.slug), max(g1.slug, g2.slug), fixable=True)
     plant_task_problems(b, project, global_dir)
-    return Corpus(b.expected, b.broken, sum(len(specs) for specs in b.specs.values()) + 1)  # + the odd type
+    return Corpus(b.expected, b.broken, sum(len(specs) for specs in b.specs.values()) + 2)  # + the odd type and the bash-era file
 
 
 def plant_task_problems(b: Builder, project: Path, global_dir: Path) -> None:
     """A child its parent does not list (what a killed add left before the journal), an
     unreadable task file, and a task-index.json written by the tools then edited by hand."""
-    from _lib import tasks
-    from _lib.scopes import Workspace
+    from _lib.tasks import taskstore as tasks
+    from _lib.workspace.scopes import Workspace
 
     tasks_dir = project / "tasks"
     tasks_dir.mkdir()

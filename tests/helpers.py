@@ -172,7 +172,7 @@ def check_written_files(*roots: Path, unchecked: set[Path] = frozenset()) -> lis
 
 def _frontmatter_problems(root: Path, unchecked: set[Path]) -> list[str]:
     """Frontmatter of every memory file under `root` (flat and nodes/) against its schema."""
-    from _lib import frontmatter
+    from _lib.model import frontmatter
 
     problems = []
     candidates = list(root.glob("*.md")) + list(root.glob("nodes/**/*.md")) + list(root.glob("local/*.md"))

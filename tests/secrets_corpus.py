@@ -524,7 +524,7 @@ def scrub_milliseconds(scrub: Callable[[str], object], text: str, runs: int = 15
 def bodies() -> dict[str, str]:
     """50 KB bodies to time: code, prose (the README) and a dense mix of the corpus' secrets."""
     root = Path(__file__).resolve().parent.parent
-    code = "".join(path.read_text(encoding="utf-8") for path in sorted((root / "scripts" / "_lib").glob("*.py")))
+    code = "".join(path.read_text(encoding="utf-8") for path in sorted((root / "scripts" / "_lib").rglob("*.py")))
     prose = (root / "README.md").read_text(encoding="utf-8")
     secrets = "\n".join(sample.text for sample in positives())
     return {name: (text * (50_000 // len(text) + 1))[:50_000] for name, text in
@@ -533,7 +533,7 @@ def bodies() -> dict[str, str]:
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    from _lib import redact
+    from _lib.base import redact
 
     figures = measure(lambda text: redact.scrub(text)[0])
     print(figures.report())

@@ -13,8 +13,8 @@ from helpers import REPO, Env, schema_errors
 WORKER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {scripts!r})
-    from _lib import store
-    from _lib.scopes import Workspace
+    from _lib.ops import store
+    from _lib.workspace.scopes import Workspace
     worker = int(sys.argv[1])
     for i in range(int(sys.argv[2])):
         # every worker uses the same titles: slugs collide and must still all be distinct
@@ -59,7 +59,7 @@ def test_concurrent_cli_writes_and_reads(env: Env) -> None:
 def test_stale_temp_cleanup_spares_writers_still_running(tmp_path) -> None:
     """A process holding the scope lock removes temp files of killed writes, but not the temp file
     of a live process writing beside the memories without the lock (.gitignore on first write)."""
-    from _lib import fsutil
+    from _lib.base import fsutil
 
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,

@@ -16,7 +16,7 @@ ADR = Path(__file__).resolve().parents[2] / "shared" / "eval" / "adr"
 
 
 def workspace(env: Env, **extra: str):
-    from _lib.scopes import Workspace
+    from _lib.workspace.scopes import Workspace
 
     return Workspace(env.project, {"HOME": str(env.home), **extra})
 
@@ -57,7 +57,7 @@ def test_supersedes_marks_old_and_links_both(env: Env) -> None:
     assert {(e["target"], e["label"]) for e in graph["decision-use-memcached-for-sessions"]} == {
         ("decision-use-redis-for-sessions", "supersedes")}
     assert env.ok("search", "redis", "--json").json()["count"] == 1  # still searchable
-    from _lib import context
+    from _lib.session import injection as context
 
     injected, _ = context.prompt_context(workspace(env), "redis or memcached for sessions", {})
     assert "decision-use-memcached-for-sessions" in injected
@@ -66,7 +66,8 @@ def test_supersedes_marks_old_and_links_both(env: Env) -> None:
 
 
 def test_prompt_context_budget_repeats_silence_and_age(env: Env) -> None:
-    from _lib import context, text
+    from _lib.session import injection as context
+    from _lib.base import text
 
     for index in range(12):
         env.ok("write", f"Kafka consumer lag note {index}", "--tags", "kafka",
@@ -86,7 +87,7 @@ def test_prompt_context_budget_repeats_silence_and_age(env: Env) -> None:
 
 
 def test_changed_memory_is_injected_again(env: Env) -> None:
-    from _lib import context
+    from _lib.session import injection as context
 
     env.ok("write", "Postgres vacuum settings", "--tags", "postgres", "--content", "Autovacuum thresholds.")
     _, shown = context.prompt_context(workspace(env), "postgres autovacuum thresholds", {})
@@ -97,7 +98,7 @@ def test_changed_memory_is_injected_again(env: Env) -> None:
 
 
 def test_archived_memories_are_searchable_but_not_injected(env: Env) -> None:
-    from _lib import context
+    from _lib.session import injection as context
 
     env.ok("write", "Legacy deploy script", "--tags", "deploy", "--content", "Use fabric deploy script.",
            "--status", "archived")
@@ -106,7 +107,8 @@ def test_archived_memories_are_searchable_but_not_injected(env: Env) -> None:
 
 
 def test_session_start_summary_within_budget(env: Env) -> None:
-    from _lib import context, text
+    from _lib.session import injection as context
+    from _lib.base import text
 
     for index in range(40):
         env.ok("write", f"Decision number {index} about the billing service", "--type", "decision",
@@ -136,8 +138,8 @@ def test_index_md_regenerated_and_manual_section_kept(env: Env) -> None:
 
 
 def test_index_md_follows_task_changes_and_keeps_the_scan_stamp(env: Env) -> None:
-    from _lib import index as catalog_index
-    from _lib.index import ROOT_KEY, file_stamp
+    from _lib.catalog import catalog as catalog_index
+    from _lib.catalog.catalog import ROOT_KEY, file_stamp
 
     env.ok("write", "Adopt trunk-based development", "--type", "decision", "--tags", "git")
     env.ok("task", "add", "--title", "Payments epic")
@@ -166,7 +168,7 @@ def big_source(lines: int) -> str:
 
 
 def test_file_summary_capture_created_refreshed_only_on_change(env: Env) -> None:
-    from _lib import capture
+    from _lib.session import capture
 
     source = env.project / "src" / "payments" / "gateway.py"
     source.parent.mkdir(parents=True)
@@ -197,7 +199,7 @@ def test_file_summary_capture_created_refreshed_only_on_change(env: Env) -> None
 
 
 def test_discovery_and_session_capture(env: Env) -> None:
-    from _lib import capture
+    from _lib.session import capture
 
     ws = workspace(env)
     assert capture.record_discovery(ws, "memory:recall", "short") is None
@@ -212,7 +214,8 @@ def test_discovery_and_session_capture(env: Env) -> None:
 
 
 def test_retention_prunes_only_captured_memories(env: Env) -> None:
-    from _lib import capture, retention
+    from _lib.session import capture
+    from _lib.ops import retention
 
     ws = workspace(env)
     env.ok("write", "Hand-written decision", "--type", "decision", "--tags", "x", "--scope", "local")
@@ -240,7 +243,9 @@ def test_retention_prunes_only_captured_memories(env: Env) -> None:
 @pytest.mark.skipif(not (ADR / "docs.jsonl").exists(), reason="shared/eval/adr not beside the checkout")
 def test_prompt_injection_finds_relevant_memory_as_often_as_keyword_search(env: Env) -> None:
     """Issue 8 relevance check on the ADR dev queries used as prompts (protocol of eval/adr/README.md)."""
-    from _lib import context, frontmatter, store
+    from _lib.session import injection as context
+    from _lib.model import frontmatter
+    from _lib.ops import store
 
     env.project_dir.mkdir(parents=True)
     head = frontmatter.render({"type": "decision", "tags": ["adr"], "created": "2026-01-01T00:00:00Z",
@@ -273,7 +278,7 @@ def test_query_filters_alone_list_every_match(env: Env) -> None:
 
 
 def test_file_summary_lists_classes_functions_and_symbols_bring_it_back(env: Env) -> None:
-    from _lib import capture, context
+    from _lib.session import capture, injection as context
 
     source = env.project / "src" / "billing.py"
     source.parent.mkdir(parents=True)

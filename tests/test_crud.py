@@ -220,7 +220,7 @@ def test_update_preserves_unknown_fields_and_formatting(env: Env) -> None:
 
 
 def test_unchanged_memory_round_trips_byte_identical() -> None:
-    from _lib import frontmatter
+    from _lib.model import frontmatter
 
     for text in [OAUTH_EXAMPLE, "---\r\ntype: gotcha\r\ntags: [a]\r\n---\r\n\r\n# T\r\n\r\nbody\r\n",
                  "\ufeff---\ntype: hub\ntags:\n- x\ncustom: {deep: [1, 2]}\n---\nno heading"]:

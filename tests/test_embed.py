@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO / "tests" / "servers"))
 
 from embedding_stub import EMBED, EMBEDDINGS, OPENAI_EMBEDDINGS, EmbeddingStub, refused_url  # noqa: E402
 
-from _lib import embed  # noqa: E402
+from _lib.vectors import embedder as embed  # noqa: E402
 
 NOTE = ("Retry budget", "learning", "retry", "Give each request a retry budget of three attempts.")
 

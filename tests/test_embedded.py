@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "tests" / "servers"))
 from embedding_stub import EMBED, EmbeddingStub, refused_url  # noqa: E402
 from test_staticmodel import COMMIT, FakeHub, fake_cache  # noqa: E402
 
-from _lib import embed, staticmodel  # noqa: E402
+from _lib.vectors import embedder as embed, staticmodel  # noqa: E402
 
 AXES = {"auth": 0, "perf": 1, "data": 2, "ui": 3, "release": 4, "generic": 5}
 TOPICS = {
@@ -252,9 +252,9 @@ def test_matrix_read_list_search_delete_never_load_the_model(env: Env, model_dir
     profile = {"PYTHONPROFILEIMPORTTIME": "1"}
     for command in (["read", keep], ["list"], ["search", "digest"], ["delete", gone]):
         result = env.ok(*command, env=profile)
-        assert not {"_lib.staticmodel", "_lib.embedded"} & modules(result), command
+        assert not {"_lib.vectors.staticmodel", "_lib.vectors.embedded"} & modules(result), command
     assert not cache_file(env, gone).exists() and cache_file(env, keep).exists()
-    assert "_lib.staticmodel" in modules(env.ok("semantic", "digest", env=profile))
+    assert "_lib.vectors.staticmodel" in modules(env.ok("semantic", "digest", env=profile))
 
 
 def test_matrix_cache_empty_without_the_model_then_rebuilt(env: Env, model_dir: Path, tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _lib import clock, frontmatter, memory
+from _lib.base import clock
+from _lib.model import frontmatter, memory
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
 

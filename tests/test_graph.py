@@ -134,8 +134,9 @@ def test_any_titles_render(mermaid_checker, titles: list[str]) -> None:
     """Titles from hand-written `title:` fields can hold anything, newlines included."""
     from mermaid_check import normalize_text
 
-    from _lib import diagram, graph
-    from _lib.index import Entry
+    from _lib.ops import diagram
+    from _lib.model import graph
+    from _lib.catalog.catalog import Entry
 
     root = Path("/m")
     nodes = [Entry(f"learning-t{index}", "project", root, f"learning-t{index}.md", "learning", title, ["t"], "", "",
@@ -301,10 +302,10 @@ def test_random_link_sequences_keep_the_graph_consistent(tmp_path) -> None:
     import subprocess
     import sys
 
-    from _lib import links as links_mod
-    from _lib import store
-    from _lib.errors import Error
-    from _lib.scopes import Workspace
+    from _lib.ops import links as links_mod
+    from _lib.ops import store
+    from _lib.base.errors import Error
+    from _lib.workspace.scopes import Workspace
 
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
@@ -342,7 +343,7 @@ def test_random_link_sequences_keep_the_graph_consistent(tmp_path) -> None:
 
 
 def _check_invariants(directory) -> None:
-    from _lib import graph as graph_mod
+    from _lib.model import graph as graph_mod
 
     graph = json.loads((directory / "graph.json").read_text())
     existing = {path.stem for path in directory.glob("*.md") if path.name != "index.md"}

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _lib import bashguard, guard, shellsyntax
-from _lib.scopes import Workspace
+from _lib.session import bashguard, guard, shellsyntax
+from _lib.workspace.scopes import Workspace
 
 GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"]
 

@@ -31,7 +31,7 @@ def memory_files(directory: Path) -> list[Path]:
 
 def assert_consistent(directory: Path) -> None:
     """Files, index.json and graph.json agree; every edge has its inverse; every file is whole."""
-    from _lib import frontmatter, graph
+    from _lib.model import frontmatter, graph
 
     files = {path.stem: path for path in memory_files(directory)}
     for path in files.values():
@@ -61,8 +61,10 @@ def assert_consistent(directory: Path) -> None:
 WORKER = textwrap.dedent("""
     import json, random, sys
     sys.path.insert(0, {scripts!r})
-    from _lib import errors, links, store, tasks
-    from _lib.scopes import Workspace
+    from _lib.base import errors
+    from _lib.ops import links, store
+    from _lib.tasks import taskstore as tasks
+    from _lib.workspace.scopes import Workspace
 
     worker, steps = int(sys.argv[1]), int(sys.argv[2])
     rng = random.Random(worker)
@@ -216,8 +218,9 @@ def test_sigkill_at_random_moments_never_corrupts(env: Env) -> None:
 KILLED_BEFORE_EXPORT = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, {scripts!r})
-    from _lib import index, links, store
-    from _lib.scopes import Workspace
+    from _lib.catalog import catalog as index
+    from _lib.ops import links, store
+    from _lib.workspace.scopes import Workspace
     index.Catalog.export = lambda self: os._exit(9)  # dies after the catalog committed, before index/graph.json
     if sys.argv[1] == "write":
         store.write(Workspace(), store.NewMemory(title="Written then killed", tags=["k"], content="body"))
@@ -261,8 +264,9 @@ HOSTILE = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300) | s
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_hostile_titles_and_bodies_round_trip_or_are_refused(tmp_path_factory, title: str, body: str,
                                                              tags: list[str]) -> None:
-    from _lib import errors, store
-    from _lib.scopes import Workspace
+    from _lib.base import errors
+    from _lib.ops import store
+    from _lib.workspace.scopes import Workspace
 
     root = tmp_path_factory.mktemp("hostile")
     (root / "home").mkdir()
@@ -275,7 +279,7 @@ def test_hostile_titles_and_bodies_round_trip_or_are_refused(tmp_path_factory, t
         return
     back = store.read(workspace, created.slug)
     assert back.title == title.strip()
-    from _lib import redact
+    from _lib.base import redact
 
     expected_body, _ = redact.scrub(body)
     assert back.content == expected_body
@@ -403,8 +407,9 @@ def test_enterprise_directory_not_writable_gives_a_clear_error(env: Env) -> None
 ADOPTED_WORKER = textwrap.dedent("""
     import json, random, sys
     sys.path.insert(0, {scripts!r})
-    from _lib import errors, links, store
-    from _lib.scopes import Workspace
+    from _lib.base import errors
+    from _lib.ops import links, store
+    from _lib.workspace.scopes import Workspace
 
     worker, steps, originals = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")
     rng = random.Random(worker)
@@ -617,7 +622,7 @@ STOPPED_HOLDER = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {scripts!r})
     from pathlib import Path
-    from _lib import fsutil
+    from _lib.base import fsutil
     with fsutil.exclusive_lock(Path(sys.argv[1]), what="test"):
         os.kill(os.getpid(), signal.SIGSTOP)  # as Ctrl-Z does, with the lock held
 """)
@@ -794,8 +799,10 @@ def test_rewrites_of_hostile_frontmatter_are_lossless_or_refused(tmp_path_factor
                                                                  crlf: bool) -> None:
     """Whatever the YAML looks like, a command that changes a memory either keeps every other
     field, every comment and the body exactly, or is refused and changes nothing."""
-    from _lib import errors, frontmatter, links, store
-    from _lib.scopes import Workspace
+    from _lib.base import errors
+    from _lib.model import frontmatter
+    from _lib.ops import links, store
+    from _lib.workspace.scopes import Workspace
 
     head, comments = generated
     root = tmp_path_factory.mktemp("rewrite")
@@ -851,8 +858,9 @@ def test_rewrites_of_hostile_frontmatter_are_lossless_or_refused(tmp_path_factor
 def test_no_file_takes_over_another_memorys_slug(tmp_path_factory, declared, slug, impostor: str) -> None:
     """`write --file` with any `id` (and any --slug) never claims an existing slug, and a file
     written by hand whose `id` names another memory never takes its links, in any clone."""
-    from _lib import errors, links, store
-    from _lib.scopes import Workspace
+    from _lib.base import errors
+    from _lib.ops import links, store
+    from _lib.workspace.scopes import Workspace
 
     root = tmp_path_factory.mktemp("identity")
     memories = root / "home" / ".claude" / "memory"
@@ -905,8 +913,10 @@ COPY = st.tuples(st.sampled_from(COPY_FORMS), st.sampled_from(["learning-a", "le
 def test_repair_of_repeated_fields_keeps_every_copys_values(tmp_path_factory, copies, with_comment: bool) -> None:
     """However the copies a union merge left are written, they read as the union and repair
     writes the field once with it, keeping the rest of the file (comments included)."""
-    from _lib import frontmatter, repair, store
-    from _lib.scopes import Workspace
+    from _lib.model import frontmatter
+    from _lib.health import repair
+    from _lib.ops import store
+    from _lib.workspace.scopes import Workspace
 
     root = tmp_path_factory.mktemp("repeated")
     memories = root / "home" / ".claude" / "memory"
@@ -981,8 +991,8 @@ def test_a_file_write_racing_an_update_is_never_lost(env: Env) -> None:
 HALF_LINK = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, {scripts!r})
-    from _lib import links
-    from _lib.scopes import Workspace
+    from _lib.ops import links
+    from _lib.workspace.scopes import Workspace
     written = []
     real = links.set_link_labels
     def first_file_only(catalog, slug, target, labels, **kw):
@@ -1014,7 +1024,7 @@ def test_repair_completes_a_labelled_link_half_written_by_a_killed_command(env: 
                 ("asymmetric-labels", "missing-inverse-link", "graph-missing-inverse", "graph-label-mismatch")]
     assert env.ok("repair", "--json").json()["fixed"] == 0, "a second repair finds nothing to do"
     edges = {(edge["direction"], edge["label"]) for edge in env.ok("edges", "learning-alpha", "--json").json()["edges"]}
-    from _lib import graph
+    from _lib.model import graph
 
     assert ("outgoing", label) in edges and ("incoming", graph.Labels().inverse(label)) in edges
     assert_consistent(env.project_dir)
@@ -1041,8 +1051,8 @@ def test_very_long_names_give_one_error_line(env: Env) -> None:
 
 
 def test_a_huge_source_file_is_not_read_by_the_summary_capture(env: Env) -> None:
-    from _lib import capture
-    from _lib.scopes import Workspace
+    from _lib.session import capture
+    from _lib.workspace.scopes import Workspace
 
     huge = env.project / "src" / "bundle.js"
     huge.parent.mkdir()

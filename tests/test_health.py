@@ -110,7 +110,7 @@ def test_us5_3_broken_links_to_deleted_memories_come_with_fix_options(env: Env) 
 # -- SC-004: exactly the planted problems, and after repair only what repair may not fix --------------
 
 def test_sc004_planted_problems_are_found_exactly_and_repair_leaves_only_the_unfixable(env: Env) -> None:
-    from _lib import health
+    from _lib.health import checks as health
 
     corpus = health_corpus.build(env.project_dir, env.global_dir, 2000, lambda: env.ok("reindex"))
     env.unchecked |= corpus.broken
@@ -183,7 +183,7 @@ def test_cross_scope_links_and_edges_name_the_other_scope(env: Env) -> None:
 
 
 def test_embedding_cache_checks_use_the_memo_and_notice_changes(env: Env) -> None:
-    from _lib import memory
+    from _lib.model import memory
 
     seed(env)
     slug = "gotcha-redis-keys-expire"
@@ -214,7 +214,7 @@ def test_help_has_examples(env: Env) -> None:
 # -- units --------------------------------------------------------------------------------------
 
 def test_normal_tags() -> None:
-    from _lib import health
+    from _lib.health import checks as health
 
     assert health.normal_tags(["Auth", "API_Design", "auth"]) == ["auth", "api-design"]
     assert health.normal_tags("Auth, Big Data") == ["auth", "big-data"]
@@ -239,7 +239,7 @@ def _brute_force(terms: dict[str, frozenset[str]], threshold: float) -> set[tupl
 @given(st.lists(st.sets(st.sampled_from([f"w{i}" for i in range(14)]), min_size=0, max_size=14), max_size=12),
        st.sampled_from([0.5, 0.7, 0.8, 0.9]))
 def test_near_duplicates_never_reports_a_pair_below_the_threshold(sets: list[set[str]], threshold: float) -> None:
-    from _lib import health
+    from _lib.health import checks as health
 
     terms = {f"m{i}": frozenset(words) for i, words in enumerate(sets)}
     found = {(a, b) for a, b, _ in health.near_duplicates(terms, {slug: slug for slug in terms},
@@ -251,7 +251,7 @@ def test_near_duplicates_never_reports_a_pair_below_the_threshold(sets: list[set
 
 
 def test_near_duplicates_finds_pairs_at_the_threshold() -> None:
-    from _lib import health
+    from _lib.health import checks as health
 
     rng = random.Random(8)
     vocabulary = [f"w{i}" for i in range(20000)]
@@ -268,7 +268,7 @@ def test_near_duplicates_finds_pairs_at_the_threshold() -> None:
 def test_near_duplicates_is_fast_at_10000() -> None:
     import time
 
-    from _lib import health
+    from _lib.health import checks as health
 
     rng = random.Random(3)
     vocabulary = [f"w{i}" for i in range(20000)]
@@ -295,7 +295,8 @@ _FIELDS = st.dictionaries(
 @settings(max_examples=400, deadline=None)
 @given(_FIELDS)
 def test_quick_schema_never_hides_a_violation(fields: dict) -> None:
-    from _lib import health, schema
+    from _lib.health import checks as health
+    from _lib.base import schema
 
     rules = schema.load("frontmatter")
     if "type" in fields and not isinstance(fields["type"], str):

@@ -31,7 +31,8 @@ import pytest
 
 from helpers import REPO, check_written_files
 
-from _lib import frontmatter, text
+from _lib.model import frontmatter
+from _lib.base import text
 
 RUN = REPO / "hooks" / "run"
 SH = shutil.which("sh") or "/bin/sh"

@@ -190,7 +190,7 @@ def test_splice_lines_matches_a_full_rewrite() -> None:
     """index.json/graph.json are patched line by line; the result must equal the intended JSON."""
     import random
 
-    from _lib.index import splice_lines
+    from _lib.catalog.catalog import splice_lines
 
     rng = random.Random(7)
     for _ in range(2000):
@@ -216,7 +216,7 @@ def test_splice_lines_matches_a_full_rewrite() -> None:
 
 
 def test_disk_fingerprint_updates_in_place() -> None:
-    from _lib.index import DiskState
+    from _lib.catalog.catalog import DiskState
 
     state = DiskState({"a.md": "1:2:3", "b.md": "4:5:6"})
     state.note("a.md", "1:2:9")
@@ -227,7 +227,7 @@ def test_disk_fingerprint_updates_in_place() -> None:
 
 
 def test_resumed_fingerprint_matches_a_fresh_scan() -> None:
-    from _lib.index import DiskState
+    from _lib.catalog.catalog import DiskState
 
     recorded = {"a.md": "1:2:3", "b.md": "4:5:6", "d.md": "0:0:1"}
     state = DiskState.resumed(DiskState(recorded).digest(), recorded.get)
@@ -243,7 +243,7 @@ def test_mutations_skip_the_scan_yet_hand_edits_are_found_and_the_state_stays_ex
     edited in place by hand meanwhile is still picked up by the next command that scans."""
     import sqlite3
 
-    from _lib import index as catalog_index
+    from _lib.catalog import catalog as catalog_index
 
     def recorded_state() -> str:
         conn = sqlite3.connect(env.project_dir / ".cache" / catalog_index.DB_NAME)

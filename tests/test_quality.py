@@ -122,13 +122,13 @@ def test_errors_and_usage(env: Env) -> None:
 # -- units --------------------------------------------------------------------------------------
 
 def _memory(text: str, slug: str = "learning-x") -> object:
-    from _lib import memory
+    from _lib.model import memory
 
     return memory.parse(text, Path(f"/tmp/{slug}.md"), "project")
 
 
 def test_title_and_freshness_rules() -> None:
-    from _lib import quality
+    from _lib.health import quality
 
     facts = quality.GraphFacts()
     no_heading = quality.assess(_memory("---\ntype: learning\ntags: [a]\n---\n\nJust text.\n"), facts)
@@ -152,7 +152,8 @@ _TEXT = st.text(st.sampled_from(list("abc xyz#-`\n/.:")), max_size=400)
        st.integers(0, 5), st.lists(st.sampled_from(["hub-a", "hub-b"]), max_size=2), st.integers(0, 6))
 def test_score_is_always_0_to_100_and_the_sum_of_its_parts(type_: str, title: str, body: str, tags: list[str],
                                                            edges: int, hubs: list[str], members: int) -> None:
-    from _lib import frontmatter, quality
+    from _lib.model import frontmatter
+    from _lib.health import quality
 
     heading = title.splitlines()[0] if title else ""
     text = f"---\ntype: {type_}\ntags: {frontmatter.emit_flow_list(tags)}\n---\n\n# {heading}\n\n{body}\n"

@@ -249,7 +249,7 @@ def test_stale_and_orphaned_caches_are_removed_and_memories_never_deleted(env: E
 
 
 def test_repair_waits_for_the_scope_lock(env: Env) -> None:
-    from _lib import fsutil
+    from _lib.base import fsutil
 
     env.ok("write", "Auth hub", "--type", "hub", "--tags", "auth")
     path = hand_write(env, "learning-member", extra="links:\n  - hub-auth\n")
@@ -266,8 +266,9 @@ def test_repair_waits_for_the_scope_lock(env: Env) -> None:
 
 
 def test_a_failed_repair_keeps_copies_of_the_files_it_changed(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
-    from _lib import errors, fsutil, repair
-    from _lib.scopes import Workspace
+    from _lib.base import errors, fsutil
+    from _lib.health import repair
+    from _lib.workspace.scopes import Workspace
 
     env.ok("write", "Auth hub", "--type", "hub", "--tags", "auth")
     for slug in ("learning-a", "learning-b"):

@@ -23,13 +23,13 @@ def memory_text(head: str, title: str = "Alpha", body: str = "Body text.\n") -> 
 
 
 def fields_of(path: Path) -> dict:
-    from _lib import frontmatter
+    from _lib.model import frontmatter
 
     return frontmatter.parse(frontmatter.split(path.read_text(encoding="utf-8")).frontmatter or "")
 
 
 def body_of(path: Path) -> str:
-    from _lib import frontmatter
+    from _lib.model import frontmatter
 
     return frontmatter.split(path.read_text(encoding="utf-8")).body
 
@@ -110,7 +110,9 @@ def test_a_rewrite_that_would_lose_comments_is_refused_and_changes_nothing(env: 
 
 
 def test_a_rewrite_failing_its_check_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from _lib import errors, frontmatter, store
+    from _lib.base import errors
+    from _lib.model import frontmatter
+    from _lib.ops import store
 
     workspace, root = global_scope(tmp_path)
     store.write(workspace, store.NewMemory(title="Alpha", tags=["a"], content="x"))
@@ -127,7 +129,7 @@ def test_a_rewrite_failing_its_check_writes_nothing(tmp_path: Path, monkeypatch:
 # -- a command that fails changes nothing ---------------------------------------------------------
 
 def global_scope(tmp_path: Path) -> tuple:
-    from _lib.scopes import Workspace
+    from _lib.workspace.scopes import Workspace
 
     home = tmp_path / "home"
     root = home / ".claude" / "memory"
@@ -162,17 +164,17 @@ def _operations(workspace, store, links) -> dict:
 
 
 def _no_space() -> Exception:
-    from _lib import errors
+    from _lib.base import errors
 
     return errors.NoSpace("no space left on the device", "free some space")  # as write_atomically raises it
 
 
 FAILURES = {  # what fails, at its n-th call
-    "disk full on a file": ("_lib.fsutil", "write_atomically", lambda: _no_space()),
-    "I/O error on a file": ("_lib.fsutil", "write_atomically", lambda: OSError(errno.EIO, "Input/output error")),
-    "catalog full": ("_lib.index", "Catalog.record", lambda: sqlite3.OperationalError("database or disk is full")),
-    "export fails": ("_lib.index", "Catalog.export", lambda: OSError(errno.ENOSPC, "No space left")),
-    "interrupted": ("_lib.fsutil", "write_atomically", lambda: KeyboardInterrupt()),
+    "disk full on a file": ("_lib.base.fsutil", "write_atomically", lambda: _no_space()),
+    "I/O error on a file": ("_lib.base.fsutil", "write_atomically", lambda: OSError(errno.EIO, "Input/output error")),
+    "catalog full": ("_lib.catalog.catalog", "Catalog.record", lambda: sqlite3.OperationalError("database or disk is full")),
+    "export fails": ("_lib.catalog.catalog", "Catalog.export", lambda: OSError(errno.ENOSPC, "No space left")),
+    "interrupted": ("_lib.base.fsutil", "write_atomically", lambda: KeyboardInterrupt()),
 }
 
 
@@ -184,7 +186,7 @@ def test_a_failure_at_any_step_leaves_the_memory_files_as_they_were(tmp_path: Pa
     succeeds or leaves every memory file byte for byte as it was, and the catalog agrees."""
     import importlib
 
-    from _lib import links, store
+    from _lib.ops import links, store
     from test_hardening import assert_consistent
 
     module_name, attribute, make_error = FAILURES[failure]
@@ -236,7 +238,8 @@ def test_in_a_store_of_the_earlier_plugin_its_graph_json_is_put_back_too(tmp_pat
     """There graph.json holds the edges (knowledge, not a cache): a link failing part-way leaves
     it, and every memory file, as it was."""
     import predecessor_store
-    from _lib import fsutil, links, store
+    from _lib.base import fsutil
+    from _lib.ops import links, store
 
     real = fsutil.write_atomically
     calls = [0, 0]
@@ -274,7 +277,8 @@ def test_in_a_store_of_the_earlier_plugin_its_graph_json_is_put_back_too(tmp_pat
 
 
 def test_a_raw_storage_failure_is_reported_as_the_typed_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from _lib import errors, fsutil, links, store
+    from _lib.base import errors, fsutil
+    from _lib.ops import links, store
 
     workspace, root = global_scope(tmp_path)
     _prepare(workspace, store, links)
@@ -417,7 +421,7 @@ def test_a_file_named_after_a_slug_wins_when_it_arrives_after_an_id_claimed_it(e
     ("links:\n- a\n# theirs\nlinks: [b]\nlinks: &x [c]\n", ["a", "b", "c"]),
 ])
 def test_repeated_fields_in_any_formatting_read_as_the_union(copies: str, expected: list) -> None:
-    from _lib import frontmatter
+    from _lib.model import frontmatter
 
     assert frontmatter.parse("type: learning\n" + copies)["links"] == expected
     assert frontmatter.repeated_keys("type: learning\n" + copies) == ["links"]
@@ -426,7 +430,7 @@ def test_repeated_fields_in_any_formatting_read_as_the_union(copies: str, expect
 
 
 def test_a_key_looking_line_in_a_string_is_not_a_repeated_field() -> None:
-    from _lib import frontmatter
+    from _lib.model import frontmatter
 
     assert frontmatter.repeated_keys('note: "x\nlinks: y"\nlinks: [a]\n# c\n') == []
 

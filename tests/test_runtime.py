@@ -29,7 +29,8 @@ sys.path.insert(0, str(REPO / "tests" / "servers"))
 
 from embedding_stub import AUTH_SYNONYMS, EMBED, EmbeddingStub  # noqa: E402
 
-from _lib import fsutil, runtime  # noqa: E402
+from _lib.base import fsutil
+from _lib.workspace import runtime  # noqa: E402
 
 RUN = REPO / "hooks" / "run"
 SH = shutil.which("sh") or "/bin/sh"

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import secrets_corpus as corpus
 from helpers import HOOKS, Env
 
-from _lib import redact
+from _lib.base import redact
 
 RNG = random.Random(13)
 

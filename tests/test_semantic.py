@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / "tests" / "servers"))
 
 from embedding_stub import AUTH_SYNONYMS, EMBED, EmbeddingStub, refused_url  # noqa: E402
 
-from _lib import embed, semantic  # noqa: E402
+from _lib.vectors import embedder as embed, semantic  # noqa: E402
 
 SETUP_BLOCK = """\u26a0\ufe0f Semantic search unavailable: Ollama not detected at {endpoint}
 
@@ -388,8 +388,8 @@ def test_neighbours_and_similar_pairs_from_the_cache_only(env: Env, stub: Embedd
     configure(env, endpoint=stub.url)
     for memory in AUTH_MEMORIES + OTHER_MEMORIES:
         write(env, *memory)
-    from _lib import store
-    from _lib.scopes import Workspace
+    from _lib.ops import store
+    from _lib.workspace.scopes import Workspace
 
     stub.set_available(False)  # cached vectors only: no provider needed
     workspace = Workspace(env.project, {"HOME": str(env.home)})
@@ -417,8 +417,8 @@ def test_pack_is_updated_by_reading_only_changed_cache_files(env: Env, stub: Emb
     pack_path = env.project_dir / ".cache" / semantic.PACK_NAME
     assert pack_path.exists()
     added = write(env, *OTHER_MEMORIES[0])
-    from _lib import store
-    from _lib.scopes import Workspace
+    from _lib.ops import store
+    from _lib.workspace.scopes import Workspace
 
     reads: list[str] = []
     original = embed.read_cached

@@ -51,7 +51,7 @@ def test_every_secret_kind_is_redacted_and_reported(env: Env) -> None:
 
 def test_health_finds_each_kind_of_secret_alone_and_ignores_look_alikes() -> None:
     """redact.kinds_in (health's scan of every memory) takes shortcuts; none may hide a secret."""
-    from _lib import redact
+    from _lib.base import redact
 
     for kind, value in SECRETS.items():
         assert redact.kinds_in(f"Notes.\n\n{value}\n") == [kind], kind
@@ -71,8 +71,8 @@ def test_refuse_mode_changes_nothing(env: Env) -> None:
 
 
 def test_captures_and_task_text_are_redacted_too(env: Env) -> None:
-    from _lib import capture
-    from _lib.scopes import Workspace
+    from _lib.session import capture
+    from _lib.workspace.scopes import Workspace
 
     workspace = Workspace(env.project, {"HOME": str(env.home)})
     slug = capture.record_discovery(workspace, "memory:recall", ("The deploy uses " + SECRETS["github-token"] + ". ") * 10)

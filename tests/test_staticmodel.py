@@ -29,7 +29,8 @@ from helpers import SCRIPTS
 from static_model_factory import (BERT_NORMALIZER, cosine, encode, mean, tokenizer_json, write_model,
                                   write_safetensors)
 
-from _lib import errors, hftokenizer, staticmodel
+from _lib.base import errors
+from _lib.vectors import hftokenizer, staticmodel
 
 # Meaning by construction: the auth words point one way, the performance words another.
 # Values are sums of powers of two, stored exactly as float32, so expectations are exact.
@@ -387,7 +388,7 @@ def closed_port() -> int:
 
 def test_a_cached_hub_model_needs_no_network_and_no_hub_library(model_dir: Path, tmp_path: Path) -> None:
     snapshot = fake_cache(tmp_path / "hub", model_dir)
-    script = ("import sys; sys.path.insert(0, sys.argv[1]); from _lib import staticmodel; "
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); from _lib.vectors import staticmodel; "
               "path = staticmodel.ensure('org/tiny'); print(path); "
               "print(staticmodel.load(path).embed(['cache'])[0][2]); print('huggingface_hub' in sys.modules)")
     environment = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"),

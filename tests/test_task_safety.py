@@ -108,7 +108,7 @@ OPERATIONS = {
 KILLED_AT = textwrap.dedent("""
     import os, runpy, sys, time
     sys.path.insert(0, {scripts!r})
-    from _lib import fsutil
+    from _lib.base import fsutil
     target, calls = int(os.environ["KILL_AT"]), [0]
 
     def ours(path):
@@ -271,7 +271,7 @@ def test_temp_files_of_killed_writes_are_removed_by_the_next_command_and_gitigno
 # -- a write that fails changes nothing (in process) -----------------------------------------------------
 
 def _workspace(env: Env) -> Any:
-    from _lib.scopes import Workspace
+    from _lib.workspace.scopes import Workspace
 
     return Workspace(env.project, {"HOME": str(env.home), "CLAUDE_PROJECT_DIR": str(env.project)}, load_config=False)
 
@@ -286,7 +286,7 @@ CHANGES = {
 def _failing_writes(monkeypatch: pytest.MonkeyPatch, first: int, *, every_later: bool = False) -> list[int]:
     """Make the `first`-th write of a task file or the journal meet ENOSPC (with `every_later`, all after too),
     below `fsutil.write_atomically`, which turns it into the NoSpace error a full disk gives."""
-    from _lib import fsutil
+    from _lib.base import fsutil
 
     real, calls = fsutil._write_atomically, [0]
 
@@ -304,7 +304,8 @@ def _failing_writes(monkeypatch: pytest.MonkeyPatch, first: int, *, every_later:
 @pytest.mark.parametrize("change", sorted(CHANGES))
 def test_a_write_failing_with_enospc_at_any_file_changes_nothing(env: Env, monkeypatch: pytest.MonkeyPatch,
                                                                  change: str) -> None:
-    from _lib import errors, tasks
+    from _lib.base import errors
+    from _lib.tasks import taskstore as tasks
 
     base_plan(env)
     before = snapshot(tasks_dir(env))
@@ -331,7 +332,8 @@ def test_a_write_failing_with_enospc_at_any_file_changes_nothing(env: Env, monke
 
 def test_when_undoing_fails_too_the_next_command_completes_the_change(env: Env,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from _lib import errors, tasks
+    from _lib.base import errors
+    from _lib.tasks import taskstore as tasks
 
     base_plan(env)
     with monkeypatch.context() as patch:
@@ -347,7 +349,8 @@ def test_when_undoing_fails_too_the_next_command_completes_the_change(env: Env,
 
 
 def test_an_index_write_failing_after_the_change_is_only_a_warning(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
-    from _lib import fsutil, tasks
+    from _lib.base import fsutil
+    from _lib.tasks import taskstore as tasks
 
     base_plan(env)
     real = fsutil._write_atomically
@@ -461,8 +464,9 @@ def test_sigkill_at_random_moments_never_leaves_a_broken_task_store(env: Env) ->
 WORKER = textwrap.dedent("""
     import json, random, sys
     sys.path.insert(0, {scripts!r})
-    from _lib import errors, tasks
-    from _lib.scopes import Workspace
+    from _lib.base import errors
+    from _lib.tasks import taskstore as tasks
+    from _lib.workspace.scopes import Workspace
 
     worker, steps = int(sys.argv[1]), int(sys.argv[2])
     rng = random.Random(worker)
@@ -609,7 +613,7 @@ def test_a_cloned_repositorys_test_commands_run_only_once_trusted(env: Env) -> N
 
 
 def test_a_trust_record_inside_the_repository_is_no_trust(env: Env) -> None:
-    from _lib import tasktrust
+    from _lib.tasks import trust as tasktrust
 
     clone = clone_with_a_planted_test(env, "touch marker")
     inside = clone / ".config-in-repo"

@@ -603,8 +603,8 @@ def test_concurrent_adds_get_distinct_ids(env: Env) -> None:
 
 def _store(root: Path) -> Any:
     """A TaskStore on a fresh project, in this process (helpers put scripts/ on sys.path)."""
-    from _lib import tasks
-    from _lib.scopes import Workspace
+    from _lib.tasks import taskstore as tasks
+    from _lib.workspace.scopes import Workspace
 
     project = root / "project"
     (project / ".git").mkdir(parents=True, exist_ok=True)
@@ -623,7 +623,7 @@ operations = st.lists(st.tuples(st.sampled_from(["add", "status", "delete", "dep
 def test_every_invariant_holds_after_any_sequence_of_operations(tmp_path_factory: Any, ops: list) -> None:
     root = tmp_path_factory.mktemp("tasks")
     tasks, store = _store(root)
-    from _lib import errors
+    from _lib.base import errors
 
     for op, first, second, status in ops:
         ids = tasks.sort_ids(store.entries)

@@ -1,0 +1,1111 @@
+"""The index of one scope: a SQLite catalog kept in step with the memory files, and index.json.
+
+The memory files are the source of truth. Every operation first compares each
+file's (inode, mtime, size) stamp with the catalog's record (one directory scan,
+no file parsing), re-reads only what changed, and rewrites index.json and
+graph.json when the catalog changed or someone else touched them. So a file that
+was added, edited or deleted by hand, or a deleted or corrupted index, is repaired
+on the next operation and no command answers from stale data.
+
+The catalog (`.cache/catalog.sqlite3`) also holds the keyword-search postings,
+tags and link declarations, so list, search and graph queries never parse all
+memories. It is derived data: delete it and the next command rebuilds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import zlib
+from collections import namedtuple
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator
+
+from ..base import clock, errors, fsutil, text
+from ..model import graph, memory, predecessor
+from ..workspace import layout
+from . import rollback
+from ..workspace.config import Config
+from ..workspace.scopes import Scope
+
+if TYPE_CHECKING:
+    from ..workspace.scopes import Workspace
+
+SCHEMA_VERSION = 8  # a new layout, or a new way of reading files: every catalog is rebuilt
+DB_NAME = "catalog.sqlite3"
+INDEX_NAME = "index.json"
+GRAPH_NAME = "graph.json"
+INDEX_VERSION = "1.0.0"
+DISK_KEY = "disk"  # meta: fingerprint of the file stamps the catalog reflects
+ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held the lock
+# meta of index.json / graph.json while catalog changes are not exported yet: a process killed
+# in between leaves it, and the next one rewrites both files whole
+PENDING = "pending:"
+# meta: "<stamp> <format>" of an index.json or graph.json another tool wrote (see layout), as last read
+FOREIGN = "foreign:"
+NODES_DIR = layout.NODES_DIR  # memory-graph layout: nodes/<kind>/<id>.md
+# generated entry point, docs, the earlier plugin's Mermaid rendering and settings: not memories
+NOT_MEMORIES = frozenset({"index.md", "readme.md", "graph.md", "memory.local.md", "memory.example.md"})
+EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "scope")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS docs(
+  id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, relpath TEXT NOT NULL UNIQUE, stamp TEXT NOT NULL,
+  type TEXT NOT NULL, title TEXT NOT NULL, tags TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL,
+  status TEXT NOT NULL, links TEXT NOT NULL, extra TEXT NOT NULL, hash TEXT NOT NULL,
+  length INTEGER NOT NULL, terms TEXT NOT NULL, has_embedding INTEGER NOT NULL, entry TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS docs_type ON docs(type);
+CREATE TABLE IF NOT EXISTS postings(term TEXT NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
+  PRIMARY KEY(term, doc)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS globs(doc INTEGER NOT NULL, pattern TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS globs_doc ON globs(doc);
+CREATE INDEX IF NOT EXISTS tags_doc ON tags(doc);
+CREATE INDEX IF NOT EXISTS docs_updated ON docs(updated);
+CREATE INDEX IF NOT EXISTS docs_type_updated ON docs(type, updated);
+CREATE TABLE IF NOT EXISTS problems(relpath TEXT PRIMARY KEY, stamp TEXT NOT NULL, message TEXT NOT NULL)
+  WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+""" + graph.SCHEMA
+
+_ENTRY_COLUMNS = "slug, relpath, type, title, tags, created, updated, status, links, extra, hash, has_embedding"
+
+
+class Entry:
+    """What the catalog knows of one memory without reading its file.
+
+    A plain class with lazily decoded fields: `memory list` builds 10,000 of these.
+    """
+
+    __slots__ = ("slug", "scope", "root", "relpath", "type", "title", "tags", "created", "updated", "status",
+                 "content_hash", "has_embedding", "_links", "_extra")
+
+    def __init__(self, slug: str, scope: str, root: Path, relpath: str, type: str, title: str, tags: list[str],
+                 created: str, updated: str, status: str, links: list[str] | str, extra: dict[str, Any] | str,
+                 content_hash: str = "", has_embedding: bool = False) -> None:
+        self.slug, self.scope, self.root, self.relpath = slug, scope, root, relpath
+        self.type, self.title, self.tags, self.created, self.updated = type, title, tags, created, updated
+        self.status, self.content_hash, self.has_embedding = status, content_hash, has_embedding
+        self._links, self._extra = links, extra  # JSON text until first used
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.relpath
+
+    @property
+    def links(self) -> list[str]:
+        if isinstance(self._links, str):
+            self._links = json.loads(self._links)
+        return self._links
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        if isinstance(self._extra, str):
+            self._extra = json.loads(self._extra)
+        return self._extra
+
+    def __repr__(self) -> str:
+        return f"Entry({self.scope}:{self.slug})"
+
+    def as_json(self) -> dict[str, Any]:
+        """The stable JSON shape used by --json outputs."""
+        return {"slug": self.slug, "scope": self.scope, "title": self.title, "type": self.type,
+                "tags": self.tags, "created": self.created, "updated": self.updated, "status": self.status,
+                "links": self.links, "filePath": f"{self.root}/{self.relpath}", "hasEmbedding": self.has_embedding}
+
+    def index_entry(self) -> dict[str, Any]:
+        """The entry as index.json stores it (the data model's IndexEntry)."""
+        title = self.title if len(self.title) <= memory.MAX_TITLE else self.title[: memory.MAX_TITLE - 3] + "..."
+        return {"slug": self.slug, "title": title, "type": self.type, "tags": self.tags,
+                "created": self.created, "updated": self.updated, "filePath": f"{self.root}/{self.relpath}",
+                "hasEmbedding": self.has_embedding}
+
+    def index_line(self) -> str:
+        """This entry's line of index.json (kept in the catalog so exports need no rendering)."""
+        return json.dumps(self.slug) + ": " + json.dumps(self.index_entry(), ensure_ascii=False)
+
+
+class Problem(namedtuple("Problem", "path message")):
+    """A file in the scope that could not be read as a memory."""
+
+    __slots__ = ()
+
+
+class Scan(dict):  # type: ignore[type-arg]  # relpath -> stamp
+    """The memory files of a scope and their stamps; `leftovers` tells of interrupted writes' temp files."""
+
+    leftovers = False
+
+
+def scan(root: Path) -> Scan:
+    """Stamps of every memory file under `root`: flat `*.md`, the earlier plugin's `permanent/`,
+    `temporary/` and `archive/` folders, and `nodes/**/*.md`."""
+    found = Scan()
+    _scan_dir(root, "", found, nested=False)
+    for name in layout.memory_subdirs(root):
+        _scan_dir(root / name, name + "/", found, nested=False)
+    if layout.real_subdir(root, NODES_DIR):
+        _scan_dir(root / NODES_DIR, NODES_DIR + "/", found, nested=True)
+    return found
+
+
+_CLAIM_ORDER = {"": 0, "permanent": 1, "temporary": 2, NODES_DIR: 3, layout.ARCHIVE_DIR: 4}
+
+
+def claim_order(relpath: str) -> tuple[int, str]:
+    """Which of two files declaring one slug keeps it: flat files, then the earlier plugin's
+    permanent/ and temporary/, then nodes/, then archived copies."""
+    folder = relpath.split("/", 1)[0] if "/" in relpath else ""
+    return _CLAIM_ORDER.get(folder, 3), relpath
+
+
+def directory_stamp(root: Path) -> str:
+    """Stamps of the directories memory files live in: a file that comes, goes or is replaced
+    (renamed over) changes one of them."""
+    stamp = file_stamp(root) or ""
+    for name in layout.PREDECESSOR_DIRS:
+        sub = file_stamp(root / name)
+        if sub is not None:
+            stamp += f"|{name}={sub}"
+    return stamp
+
+
+def _scan_dir(directory: Path, prefix: str, found: Scan, *, nested: bool) -> None:
+    # listdir + stat(dir_fd=...) is ~30% faster than scandir + DirEntry.stat() for 10,000 files.
+    try:
+        names = os.listdir(directory)
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        stat = os.stat
+        for name in names:
+            if name[0] == ".":
+                if name.endswith(fsutil.TEMP_SUFFIX):
+                    found.leftovers = True
+                continue
+            if name.endswith(".md"):
+                if not nested and name.lower() in NOT_MEMORIES:
+                    continue
+                try:
+                    info = stat(name, dir_fd=fd)  # follows symlinks: the stamp of what would be read
+                except OSError:
+                    continue
+                if info.st_mode & 0o170000 == 0o100000:  # a regular file
+                    found[prefix + name] = f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
+            elif nested and os.path.isdir(os.path.join(directory, name)) and not os.path.islink(
+                    os.path.join(directory, name)):
+                _scan_dir(directory / name, prefix + name + "/", found, nested=True)
+    finally:
+        os.close(fd)
+
+
+def file_stamp(path: Path) -> str | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
+
+
+class Catalog:
+    """The derived catalog of one scope. Open with `Catalog.open`, close with `close()`."""
+
+    def __init__(self, scope: Scope, conn: sqlite3.Connection, config: Config, *, may_replace: bool = True) -> None:
+        self.scope = scope
+        self.conn = conn
+        self.command_lock_seconds = float(config.get("locks.waitSeconds", 30))
+        # Hooks pass False: they never replace an index.json or graph.json they did not write.
+        self.may_replace = may_replace
+        self.warnings: list[str] = []   # for the command's output (e.g. where a replaced file was kept)
+        self._mutated: set[str] = set()  # slugs this process wrote or deleted (for the earlier plugin's index)
+        self.unwritable: errors.Error | None = None  # the storage refuses writes: catalog read-only or in memory
+        self.journal: Any = None  # journal.Journal: last known contents, trash, losses (set by open_catalog)
+        self.labels = graph.Labels(config.get("graph.inverseLabels") or {})
+        self.embedding_dir = scope.derived_dir(config.get("embedding.cacheDirectory") or ".embedding-cache")
+        self._lock_depth = 0
+        self._disk: DiskState | None = None  # file stamps the catalog reflects (set while locked)
+        self._index_changes: dict[str, str | None] = {}  # slug -> new index.json line (None: removed)
+        self._graph_changes: dict[str, str | None] = {}  # slug -> new graph.json line (None: removed)
+        self._graph_full = False  # graph.json must be rendered whole
+        self._pending = False     # this process marked the exports pending (see PENDING)
+        self._inherited = False   # a killed process left them pending: rewrite them whole
+
+    # -- opening ------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, scope: Scope, config: Config, *, may_replace: bool = True) -> "Catalog":
+        """Open (creating or rebuilding if needed) the catalog of an existing scope directory.
+
+        When the storage refuses writes (disk full, read-only), the catalog is opened read-only
+        as it is, or kept in memory: reading commands still answer, and a mutation writes what
+        the storage takes (a delete frees space)."""
+        path = scope.cache_dir / DB_NAME
+        seconds = float(config.get("locks.waitSeconds", 30)) if may_replace else fsutil.HOOK_LOCK_SECONDS
+
+        def scope_lock() -> Any:
+            return fsutil.exclusive_lock(scope.lock_path, timeout=seconds, what=f"{scope.name} memory")
+
+        try:
+            scope.cache_dir.mkdir(parents=True, exist_ok=True)
+            conn = _connect(path, scope_lock)
+        except (OSError, sqlite3.Error) as exc:
+            problem = errors.storage_error(exc, scope.cache_dir)
+            if problem is None:
+                raise
+            catalog = cls(scope, _read_only_connection(path), config, may_replace=False)
+            catalog.unwritable = problem
+            return catalog
+        return cls(scope, conn, config, may_replace=may_replace)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Catalog":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- locking and transactions -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self, *, touching: Iterable[str] | None = None) -> Iterator["Catalog"]:
+        """Hold the scope's write lock (re-entrant) and bring the catalog up to date first.
+
+        `touching`: the slugs of the only memories the caller reads from the catalog. When the
+        scope directory has not changed since the catalog last saw it and those files are as
+        recorded, the scan of every file is skipped (a file edited in place by hand meanwhile
+        is found by the next command that scans: list, search, read, hooks' refresh).
+        """
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield self
+            finally:
+                self._lock_depth -= 1
+            return
+        if self.unwritable is not None and not _in_memory(self.conn):
+            self.conn.close()  # a mutation on storage that refuses writes: work from the files, in memory
+            self.conn = _read_only_connection(None)
+            self.warnings.append(f"{self.scope.name} scope: the catalog cannot be saved ({self.unwritable.message}); "
+                                 "working from the files")
+        with self._scope_lock():
+            self._lock_depth = 1
+            try:
+                if touching is None or not self._resume(touching):
+                    self._sync(scan(self.scope.root))
+                yield self
+            finally:
+                self._lock_depth = 0
+                if self._disk is not None and self._disk.dirty:
+                    self._set_meta(DISK_KEY, self._disk.digest())
+                self._disk = None
+                self._set_meta(ROOT_KEY, directory_stamp(self.scope.root))
+
+    def _scope_lock(self) -> Any:
+        """The scope's lock; on storage that refuses writes, none when its file cannot even be made
+        (a catalog in memory shares nothing, and every writer is refused by the storage anyway)."""
+        lock = fsutil.exclusive_lock(self.scope.lock_path, timeout=self.lock_timeout, what=f"{self.scope.name} memory")
+        if self.unwritable is None or self.scope.lock_path.exists():
+            return lock
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def replacing_beside(self) -> Iterator[None]:
+        """Hold the scope lock while a file beside the memories (index.md) is replaced.
+
+        Replacing a file changes the directory's stamp; when the recorded stamp was current
+        before, it is recorded again after, so the next hook does not rescan every file."""
+        if self._lock_depth:
+            yield  # locked() records the stamp when it ends
+            return
+        with fsutil.exclusive_lock(self.scope.lock_path, timeout=self.lock_timeout, what=f"{self.scope.name} memory"):
+            current = directory_stamp(self.scope.root) == self._meta(ROOT_KEY)
+            yield
+            if current:
+                self._set_meta(ROOT_KEY, directory_stamp(self.scope.root))
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (call while holding the lock)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._mark_exports_pending()
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- keeping in step with the files -----------------------------------------------------
+
+    @property
+    def lock_timeout(self) -> float:
+        """Seconds to wait for the scope lock: a command waits for a slow writer; a hook answers
+        from the catalog as it is rather than stall Claude."""
+        return self.command_lock_seconds if self.may_replace else fsutil.HOOK_LOCK_SECONDS
+
+    def refresh(self) -> None:
+        """Make the catalog and exported files match the memory files (cheap when they do).
+        In a hook, a lock held elsewhere means answering from the catalog as it is."""
+        if self.unwritable is not None and not _in_memory(self.conn):
+            self.warnings.append(f"{self.scope.name} scope: answered from the catalog as it was "
+                                 f"({self.unwritable.message})")
+            return
+        root_stamp = directory_stamp(self.scope.root)
+        disk = scan(self.scope.root)
+        if self._lock_depth:
+            self._sync(disk)
+        elif disk.leftovers or not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current()):
+            try:
+                with self.locked():
+                    pass  # locked() syncs
+            except errors.Busy:
+                if self.may_replace:
+                    raise
+                self.warnings.append(f"{self.scope.name} scope: answered from the catalog as it was (its lock is busy)")
+        elif self._meta(ROOT_KEY) != root_stamp:
+            self._set_meta(ROOT_KEY, root_stamp)  # e.g. a non-memory file came or went
+
+    def refresh_if_moved(self) -> None:
+        """A cheaper check for hooks: sync only when the scope directory itself changed since
+        the last command (files added, removed or replaced by rename). Edits made in place
+        wait for the next `memory` command, which always checks every file."""
+        if directory_stamp(self.scope.root) != self._meta(ROOT_KEY):
+            self.refresh()
+
+    def refresh_if_stale(self, relpath: str) -> None:
+        """The check of a read: sync (and so repair index.json / graph.json) when files came or
+        went, an export is missing or was touched by someone else, or the file being read
+        (`relpath`) changed since it was indexed. A few stats when nothing changed."""
+        recorded = self._recorded_stamp(relpath)
+        if (recorded is None or recorded != file_stamp(self.scope.root / relpath)
+                or directory_stamp(self.scope.root) != self._meta(ROOT_KEY) or not self._exports_current()):
+            self.refresh()
+
+    def rescan(self) -> None:
+        """Take in files this process changed in bulk under the lock (one pass, one transaction)."""
+        assert self._lock_depth, "rescan() needs the lock"
+        self._sync(scan(self.scope.root))
+
+    def rebuild(self) -> None:
+        """Forget everything derived and re-read every file (labels in graph.json are kept)."""
+        with self.locked():
+            with self.transaction() as conn:
+                for table in ("docs", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
+                    conn.execute(f"DELETE FROM {table}")
+            self._sync(scan(self.scope.root))
+
+    def _known(self) -> dict[str, str]:
+        known = dict(self.conn.execute("SELECT relpath, stamp FROM docs"))
+        known.update(self.conn.execute("SELECT relpath, stamp FROM problems"))
+        return known
+
+    def _sync(self, disk: Scan) -> None:
+        if disk.leftovers and self.scope.root_writable:  # we hold the lock: no write of ours is under way
+            fsutil.remove_stale_temps(self.scope.root)
+        state = DiskState(disk)
+        disk_text = state.digest()
+        graph_import, earlier_graph = self._changed_graph()
+        self._adopt_index()
+        self._disk = state
+        if (self._meta(DISK_KEY) == disk_text and graph_import is None and earlier_graph is None
+                and self._exports_current()):
+            return
+        known = self._known()
+        changed = sorted((path for path, stamp in disk.items() if known.get(path) != stamp), key=claim_order)
+        removed = [path for path in known if path not in disk]
+        parsed: list[tuple[str, str, memory.Memory | str]] = []
+        for relpath in changed:
+            try:
+                parsed.append((relpath, disk[relpath], memory.read_file(self.scope.root / relpath, self.scope.name,
+                                                                        root=self.scope.root)))
+            except errors.Error as exc:
+                parsed.append((relpath, disk[relpath], exc.message))
+        if self.journal is not None and self.scope.root_writable:
+            self.journal.gone(self.scope.root, removed, ours=False)  # deleted outside the tool
+            self.journal.saw(self.scope.root, [(relpath, item.slug, item.document.text().encode("utf-8"))
+                                               for relpath, _, item in parsed if not isinstance(item, str)], ours=False)
+            if not known and self.journal.knows(self.scope.root):  # a catalog built afresh: what went meanwhile
+                self.journal.missing(self.scope.root, disk)
+        touched: set[str] = set()
+        with self.transaction() as conn:
+            for relpath in removed:
+                touched |= self._forget_path(relpath)
+            for relpath, stamp, item in parsed:
+                if isinstance(item, str):
+                    touched |= self._forget_path(relpath)
+                    conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (relpath, stamp, item))
+                else:
+                    touched |= self._record(item, relpath, stamp)
+            if earlier_graph is not None:
+                touched |= graph.import_edges(conn, earlier_graph, self._graph_timestamp())
+            if graph_import is not None:
+                graph.import_file(conn, graph_import)
+                graph.refresh_all(conn, self.labels)
+                self._graph_full = True
+            else:
+                self._graph_changes.update(graph.refresh(conn, touched, self.labels))
+            self._set_meta(DISK_KEY, disk_text)
+        self.export()
+
+    def _resume(self, slugs: Iterable[str]) -> bool:
+        """Take the recorded state as current without a scan, when that is safe (see `locked`)."""
+        root = self.scope.root
+        digest = self._meta(DISK_KEY)
+        if (digest is None or directory_stamp(root) != self._meta(ROOT_KEY) or (root / NODES_DIR).exists()
+                or not self._exports_current()):
+            return False
+        for slug in slugs:
+            row = self.conn.execute("SELECT relpath, stamp FROM docs WHERE slug=?", (slug,)).fetchone()
+            if row is not None and file_stamp(root / row[0]) != row[1]:
+                return False
+        self._disk = DiskState.resumed(digest, self._recorded_stamp)
+        return True
+
+    def _recorded_stamp(self, relpath: str) -> str | None:
+        row = self.conn.execute("SELECT stamp FROM docs WHERE relpath = ? UNION ALL "
+                                "SELECT stamp FROM problems WHERE relpath = ?", (relpath, relpath)).fetchone()
+        return row[0] if row else None
+
+    def _mark_exports_pending(self) -> None:
+        """Record, in the transaction about to change the catalog, that index.json and graph.json
+        will need this change: if the process dies before `export`, the next one notices."""
+        if self._pending:
+            return
+        for name in (INDEX_NAME, GRAPH_NAME):
+            value = self._meta(name) or ""
+            if value.startswith(PENDING):
+                self._inherited = True
+            else:
+                self._set_meta(name, PENDING + value)
+        self._pending = True
+
+    # -- index.json and graph.json as found ------------------------------------------------------
+
+    @property
+    def predecessor_layout(self) -> bool:
+        """The scope is laid out by the earlier plugin (its folders, or its index.json or graph.json):
+        this plugin then keeps that plugin's files in their format and writes none of its own."""
+        return bool(layout.memory_subdirs(self.scope.root)) or any(
+            self._foreign_format(name) == layout.FORMAT_PREDECESSOR for name in (INDEX_NAME, GRAPH_NAME))
+
+    def _foreign_format(self, name: str) -> str | None:
+        """The format of index.json or graph.json when another tool wrote it and we read it as it is now."""
+        recorded = self._meta(FOREIGN + name)
+        if recorded is None:
+            return None
+        stamp, _, fmt = recorded.rpartition(" ")
+        return fmt if stamp == (file_stamp(self.scope.root / name) or "") else None
+
+    def _ours(self, name: str, stamp: str | None) -> bool:
+        recorded = self._meta(name)
+        return stamp is not None and recorded in (stamp, PENDING + stamp)
+
+    def _look_again(self, name: str) -> bool:
+        """Whether a derived file someone else wrote must be read: it changed since we last did, or
+        it is one a command may now set aside (a hook left it alone)."""
+        known = self._foreign_format(name)
+        return known is None or (self.may_replace and known in layout.REPLACEABLE and not self.predecessor_layout)
+
+    def _read_foreign(self, name: str, classify: Any) -> tuple[str, Any]:
+        """(format, content) of a derived file someone else wrote; remembered by its stamp.
+        A symbolic link is never followed: what it leads to is not ours to read."""
+        path = self.scope.root / name
+        stamp = file_stamp(path) or ""
+        if os.path.islink(path):
+            data, fmt = None, layout.FORMAT_LINK
+        else:
+            try:
+                data = json.loads(path.read_bytes())
+                fmt = classify(data)
+            except (OSError, UnicodeDecodeError, ValueError):
+                data, fmt = None, layout.FORMAT_BROKEN
+        if fmt != layout.FORMAT_OURS:
+            self._set_meta(FOREIGN + name, f"{stamp} {fmt}")
+        return fmt, data
+
+    def _changed_graph(self) -> tuple[Any | None, Any | None]:
+        """What graph.json holds when someone other than us wrote it since we last looked:
+        (content in our format to adopt labels from, edges of the earlier plugin's format)."""
+        path = self.scope.root / GRAPH_NAME
+        stamp = file_stamp(path)
+        if stamp is None and not os.path.islink(path):
+            if self._meta(FOREIGN + GRAPH_NAME) is not None:  # the earlier plugin's graph.json is gone
+                self.conn.execute("DELETE FROM meta WHERE key=?", (FOREIGN + GRAPH_NAME,))
+                return None, []
+            return None, None
+        if self._ours(GRAPH_NAME, stamp) or not self._look_again(GRAPH_NAME):
+            return None, None  # ours (perhaps behind the catalog: then it is rewritten, never imported)
+        fmt, data = self._read_foreign(GRAPH_NAME, layout.graph_format)
+        if fmt == layout.FORMAT_OURS:
+            return data, None
+        if fmt == layout.FORMAT_PREDECESSOR:
+            return None, predecessor.graph_edges(data)
+        self._set_aside(GRAPH_NAME, fmt)
+        return None, None
+
+    def _adopt_index(self) -> None:
+        """Notice an index.json someone else wrote: ours is rewritten, another tool's kept (or set aside)."""
+        path = self.scope.root / INDEX_NAME
+        stamp = file_stamp(path)
+        if (stamp is None and not os.path.islink(path)) or self._ours(INDEX_NAME, stamp) \
+                or not self._look_again(INDEX_NAME):
+            return
+        fmt, _ = self._read_foreign(INDEX_NAME, layout.index_format)
+        if fmt not in (layout.FORMAT_OURS, layout.FORMAT_PREDECESSOR):
+            self._set_aside(INDEX_NAME, fmt)
+
+    def _set_aside(self, name: str, fmt: str) -> None:
+        """A derived file in a format nobody here knows (or not JSON at all): a command keeps a copy
+        beside it and lets it be rewritten; a hook, or a store of the earlier plugin, leaves it alone."""
+        if not self.may_replace or not self.scope.root_writable or self.predecessor_layout:
+            return
+        path = self.scope.root / name
+        stem = f"{name}.{clock.now_iso().replace(':', '').replace('-', '')}"
+        kept = next(candidate for number in range(1, 1000) if not os.path.lexists(
+            candidate := path.with_name(f"{stem}.orig" if number == 1 else f"{stem}-{number}.orig")))
+        try:
+            os.rename(path, kept)  # the original (or the link itself) stays, under another name
+        except OSError:
+            return  # cannot keep it: then it is not replaced either
+        self.conn.execute("DELETE FROM meta WHERE key=?", (FOREIGN + name,))
+        self._set_meta(name, "replaced")  # neither ours nor foreign: rewritten by export()
+        what = {layout.FORMAT_BROKEN: "not valid JSON", layout.FORMAT_LINK: "a symbolic link (never followed)"}.get(
+            fmt, "in a format this plugin does not know")
+        self.warnings.append(f"{name} was {what}; the original is kept as {kept.name} and {name} is rebuilt "
+                             "from the memory files")
+
+    def _graph_timestamp(self) -> str:
+        """When the earlier plugin's edges were made, as far as we can tell: its graph.json's mtime."""
+        try:
+            return clock.from_epoch((self.scope.root / GRAPH_NAME).stat().st_mtime)
+        except OSError:
+            return clock.now_iso()
+
+    def _exports_current(self) -> bool:
+        if not self.scope.root_writable:
+            return True
+        for name in (INDEX_NAME, GRAPH_NAME):
+            stamp = file_stamp(self.scope.root / name)
+            if self._ours(name, stamp) or self._foreign_format(name) is not None:
+                continue
+            if stamp is not None or (self._meta(name) is not None and not self.predecessor_layout):
+                return False  # touched by someone else, or ours and deleted
+        return True
+
+    def patch_graph_file(self, edits: predecessor.GraphEdits) -> None:
+        """Apply link changes to the earlier plugin's graph.json (holding the lock), and to what the
+        catalog took from it. Creates the file in that format when the store has none yet."""
+        if not edits:
+            return
+        path = self.scope.root / GRAPH_NAME
+        if self._foreign_format(GRAPH_NAME) not in (None, layout.FORMAT_PREDECESSOR) or (
+                file_stamp(path) is not None and self._foreign_format(GRAPH_NAME) is None):
+            return  # a file we cannot patch: the memory files alone hold the change
+        rollback.keep(path)  # it holds the edges: a command that fails puts it back with the memory files
+        data = edits.apply(path, create=True)
+        if data is None:
+            return
+        with self.transaction() as conn:
+            self._set_meta(FOREIGN + GRAPH_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
+            touched = graph.import_edges(conn, predecessor.graph_edges(data), clock.now_iso())
+            self._graph_changes.update(graph.refresh(conn, touched, self.labels))
+
+    @property
+    def edges_in_graph_file(self) -> bool:
+        """Whether links are recorded in the earlier plugin's graph.json (its format, kept)."""
+        return self.predecessor_layout and self._foreign_format(GRAPH_NAME) in (None, layout.FORMAT_PREDECESSOR) \
+            and (file_stamp(self.scope.root / GRAPH_NAME) is None or
+                 self._foreign_format(GRAPH_NAME) == layout.FORMAT_PREDECESSOR)
+
+    # -- recording changes (holding the lock) -----------------------------------------------
+
+    def record(self, item: memory.Memory) -> None:
+        """Index a memory file we just wrote, and refresh the graph lines it touches."""
+        relpath = item.path.relative_to(self.scope.root).as_posix()
+        stamp = file_stamp(item.path) or ""
+        self._mutated.add(item.slug)
+        if self._disk is not None:
+            self._disk.recall(relpath)
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
+            self._graph_changes.update(graph.refresh(conn, self._record(item, relpath, stamp), self.labels))
+        self._note_disk(relpath, stamp)
+        if self.journal is not None:
+            self.journal.saw(self.scope.root, [(relpath, item.slug, item.document.text().encode("utf-8"))], ours=True)
+
+    def forget(self, slug: str) -> None:
+        """Remove a memory whose file we just deleted (into the journal's trash, with its links)."""
+        row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
+        if row is None:
+            return
+        if self.journal is not None:
+            edges = [[edge.target, edge.label] for edge in self.edges(slug)]
+            self.journal.gone(self.scope.root, [row[0]], ours=True, edges={row[0]: edges})
+        self._mutated.add(slug)
+        if self._disk is not None:
+            self._disk.recall(row[0])
+        with self.transaction() as conn:
+            self._graph_changes.update(graph.refresh(conn, self._forget_path(row[0]), self.labels))
+        self._note_disk(row[0], None)
+
+    def _note_disk(self, relpath: str, stamp: str | None) -> None:
+        """Keep the remembered directory state in step with a file we wrote or removed."""
+        if self._disk is not None:
+            self._disk.note(relpath, stamp)
+
+    def _record(self, item: memory.Memory, relpath: str, stamp: str) -> set[str]:
+        conn = self.conn
+        previous = conn.execute("SELECT slug FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        same_node = previous is not None and previous[0] == item.slug
+        touched = self._forget_path(relpath, keep_node=same_node)
+        holder = conn.execute("SELECT relpath, stamp FROM docs WHERE slug=?", (item.slug,)).fetchone()
+        if holder is not None and item.path.stem == item.slug:  # a file named after the slug owns it
+            conflict = memory.id_conflict(self.scope.root / holder[0], item.slug)
+            if conflict is not None:  # the holder only claimed it by `id`: as a fresh read would find
+                touched |= self._forget_path(holder[0])
+                conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (holder[0], holder[1],
+                                                                                  conflict.message))
+                holder = None
+        if holder is not None:
+            conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
+                         (relpath, stamp, f"duplicate slug {item.slug!r}, already used by {holder[0]}"))
+            return touched
+        created = item.created or clock.from_epoch(item.path.stat().st_mtime)
+        updated = item.updated or created
+        tags = [tag for tag in item.tags if isinstance(tag, str)]
+        counts = text.document_terms(item.title, tags, item.content)
+        extra = {key: item.fields[key] for key in EXTRA_FIELDS if key in item.fields}
+        if item.severity:
+            extra["severity"] = item.severity
+        declared_type = item.fields.get("type")
+        if isinstance(declared_type, str) and declared_type.strip() != item.type:
+            extra["declared-type"] = declared_type.strip()  # e.g. the bash era's `permanent`
+        has_embedding = (self.embedding_dir / f"{item.slug}.json").exists()
+        status = "archived" if relpath.startswith(layout.ARCHIVE_DIR + "/") else item.status
+        entry = Entry(item.slug, self.scope.name, self.scope.root, relpath, item.type, item.title, tags, created,
+                      updated, status, item.links, extra, item.content_hash(), has_embedding)
+        line = entry.index_line()
+        cursor = conn.execute(
+            "INSERT INTO docs(slug, relpath, stamp, type, title, tags, created, updated, status, links, extra, hash,"
+            " length, terms, has_embedding, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (item.slug, relpath, stamp, item.type, item.title, json.dumps(tags, ensure_ascii=False), created, updated,
+             status, json.dumps(item.links, ensure_ascii=False), json.dumps(extra, ensure_ascii=False, default=str),
+             entry.content_hash, sum(counts.values()), " ".join(counts), int(has_embedding), line))
+        doc = cursor.lastrowid
+        conn.executemany("INSERT INTO postings VALUES (?, ?, ?)", [(term, doc, tf) for term, tf in counts.items()])
+        conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
+        patterns = extra.get("paths")
+        if isinstance(patterns, list):  # `paths:` globs of gotchas, for the hooks' file matching
+            conn.executemany("INSERT INTO globs VALUES (?, ?)",
+                             [(doc, pattern) for pattern in patterns if isinstance(pattern, str) and pattern])
+        self._index_changes[item.slug] = line
+        touched |= graph.replace_declarations(conn, item.slug, graph.declarations(item), updated)
+        if not same_node:  # a memory that appears changes the edges of those already pointing at it
+            touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
+        return touched
+
+    def _forget_path(self, relpath: str, *, keep_node: bool = False) -> set[str]:
+        """Drop a file's catalog rows. With `keep_node` (the file is re-recorded under the same
+        slug) its link declarations stay for `replace_declarations` to update in place."""
+        conn = self.conn
+        conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
+        row = conn.execute("SELECT id, slug, terms, tags FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        if row is None:
+            return set()
+        doc, slug, terms, tags = row
+        conn.executemany("DELETE FROM postings WHERE term=? AND doc=?", [(term, doc) for term in terms.split()])
+        conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
+        conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
+        conn.execute("DELETE FROM docs WHERE id=?", (doc,))
+        self._index_changes[slug] = None
+        return {slug} if keep_node else graph.forget(conn, slug)
+
+    def set_has_embedding(self, slugs: Iterable[str], value: bool) -> None:
+        """Record that embedding cache files were written or removed (holding the lock)."""
+        with self.transaction() as conn:
+            for slug in slugs:
+                entry = self.get(slug)
+                if entry is not None:
+                    entry.has_embedding = value
+                    line = entry.index_line()
+                    conn.execute("UPDATE docs SET has_embedding=?, entry=? WHERE slug=?", (int(value), line, slug))
+                    self._index_changes[slug] = line
+
+    # -- exported files ---------------------------------------------------------------------
+
+    def export(self) -> None:
+        """Bring index.json and graph.json up to date: splice changed lines, or rewrite them whole
+        when they are missing or were written by someone else. Ends every mutation: it also
+        makes the renames of the memory files written under the lock durable.
+
+        A store of the earlier plugin keeps that plugin's files: its index.json gets the entries
+        of the memories this process wrote or deleted, and no file of ours is written."""
+        if not self.scope.root_writable or not self.scope.root.is_dir() or self.unwritable is not None:
+            return
+        if self._disk is not None and self._disk.dirty:
+            for directory in {os.path.dirname(relpath) for relpath in self._disk.touched}:
+                fsutil.sync_directory(self.scope.root / directory)
+        if self.predecessor_layout:
+            self._export_predecessor_index()
+        else:
+            head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
+            self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
+            self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
+                              lambda: graph.render_file(self.conn))
+        self._index_changes, self._graph_changes, self._graph_full = {}, {}, False
+        self._pending = self._inherited = False
+        self._mutated = set()
+
+    def _export_predecessor_index(self) -> None:
+        for name in (INDEX_NAME, GRAPH_NAME):  # exports of ours never happen here: clear their marks
+            if (self._meta(name) or "").startswith(PENDING):
+                self.conn.execute("DELETE FROM meta WHERE key=?", (name,))
+        changed = [slug for slug in self._index_changes if slug in self._mutated]
+        if not changed or self._foreign_format(INDEX_NAME) != layout.FORMAT_PREDECESSOR:
+            return
+        path = self.scope.root / INDEX_NAME
+        upserts = {slug: entry for slug in changed if (entry := self.get(slug)) is not None}
+        if predecessor.patch_index(path, upserts, [slug for slug in changed if slug not in upserts]):
+            self._set_meta(FOREIGN + INDEX_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
+
+    def _export_file(self, name: str, changes: dict[str, str | None], full: bool, head: str, closing: str,
+                     render: Any) -> None:
+        path = self.scope.root / name
+        stamp, recorded = file_stamp(path), self._meta(name) or ""
+        if self._foreign_format(name) is not None:
+            return  # another tool's file that may not be replaced here (see _set_aside)
+        if recorded.startswith(PENDING):  # splice only our own changes into our own last export
+            ours = self._pending and not self._inherited and recorded == PENDING + (stamp or "")
+        else:
+            ours = stamp == (recorded or None)
+        if ours and not full and not changes:
+            if recorded.startswith(PENDING):  # as it was: the file's stamp, or no entry for no file
+                if stamp is None:
+                    self.conn.execute("DELETE FROM meta WHERE key=?", (name,))
+                else:
+                    self._set_meta(name, stamp)
+            return
+        text = None
+        if ours and not full:
+            with contextlib.suppress(OSError):
+                text = splice_lines(path.read_bytes(), head.encode("utf-8"), closing.encode("utf-8"), changes)
+        # Derived files need no fsync: a file lost in a crash no longer matches its recorded stamp
+        # and is rebuilt by the next command.
+        fsutil.write_atomically(path, text if text is not None else render(), durable=False)
+        self._set_meta(name, file_stamp(path) or "")
+
+    def render_index(self) -> str:
+        """index.json text, one memory per line so a change rewrites little and diffs stay small."""
+        lines = [row[0] for row in self.conn.execute("SELECT entry FROM docs ORDER BY slug")]
+        head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1]
+        if not lines:
+            return head + ', "memories": {}}\n'
+        return head + ', "memories": {\n' + ",\n".join(lines) + "\n}}\n"
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def get(self, slug: str) -> Entry | None:
+        row = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE slug=?", (slug,)).fetchone()
+        return self._entry(row) if row else None
+
+    def get_by_id(self, doc: int) -> Entry | None:
+        row = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE id=?", (doc,)).fetchone()
+        return self._entry(row) if row else None
+
+    def entries(self, *, types: Iterable[str] | None = None, tag: str | None = None, status: str | None = None,
+                since: str | None = None, order: str = "slug", descending: bool = False,
+                limit: int | None = None) -> list[Entry]:
+        """Memories of the scope, filtered and ordered by the database (`since`: an ISO UTC string)."""
+        sql = f"SELECT {_ENTRY_COLUMNS} FROM docs"
+        params: list[Any] = []
+        clauses = []
+        if types:
+            types = list(types)
+            clauses.append(f"type IN ({', '.join('?' * len(types))})")
+            params += types
+        if tag:
+            clauses.append("id IN (SELECT doc FROM tags WHERE tag=?)")
+            params.append(tag)
+        if status:
+            clauses.append("status=?")
+            params.append(status)
+        if since:
+            clauses.append("updated >= ?")
+            params.append(since)
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        column = {"title": "title COLLATE NOCASE"}.get(order, order)
+        if column not in ("slug", "type", "created", "updated", "title COLLATE NOCASE"):
+            raise ValueError(f"unknown order {order!r}")
+        sql += f" ORDER BY {column} {'DESC' if descending else 'ASC'}, slug {'DESC' if descending else 'ASC'}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [self._entry(row) for row in self.conn.execute(sql, params)]
+
+    def slugs(self) -> set[str]:
+        return {row[0] for row in self.conn.execute("SELECT slug FROM docs")}
+
+    def declares(self, source: str, target: str, label: str, *, by_graph_file: bool = False) -> bool:
+        """Whether a memory file or a graph.json (only a graph.json: `by_graph_file`) declares
+        the edge source -label-> target."""
+        labels = (label, graph.UNLABELLED) if label == graph.DEFAULT_LABEL else (label,)
+        origins = (graph.ORIGIN_IMPORTED,) if by_graph_file else (graph.ORIGIN_IMPORTED, graph.ORIGIN_LINKS,
+                                                                   graph.ORIGIN_REFS)
+        return self.conn.execute(
+            f"SELECT 1 FROM declared WHERE src=? AND dst=? AND label IN ({', '.join('?' * len(labels))}) "
+            f"AND origin IN ({', '.join('?' * len(origins))}) LIMIT 1", (source, target, *labels, *origins)
+        ).fetchone() is not None
+
+    def has_type(self, memory_type: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM docs WHERE type=? LIMIT 1", (memory_type,)).fetchone() is not None
+
+    def has_slug(self, slug: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM docs WHERE slug=?", (slug,)).fetchone() is not None
+
+    def problems(self) -> list[Problem]:
+        return [Problem(self.scope.root / relpath, message)
+                for relpath, message in self.conn.execute("SELECT relpath, message FROM problems ORDER BY relpath")]
+
+    def edges(self, slug: str) -> list[graph.Edge]:
+        """Outgoing edges of `slug` as graph.json holds them."""
+        row = self.conn.execute("SELECT line FROM adjacency WHERE slug=?", (slug,)).fetchone()
+        if row is None:
+            return []
+        _, _, payload = row[0].partition(": ")
+        return [graph.Edge(slug, edge["target"], edge["label"], edge["timestamp"]) for edge in json.loads(payload)]
+
+    def _entry(self, row: tuple[Any, ...]) -> Entry:
+        slug, relpath, type_, title, tags, created, updated, status, links, extra, hash_, has_embedding = row
+        return Entry(slug, self.scope.name, self.scope.root, relpath, type_, title, json.loads(tags), created,
+                     updated, status, links, extra, hash_, bool(has_embedding))
+
+
+def _connect(path: Path, scope_lock: Callable[[], Any]) -> sqlite3.Connection:
+    """The catalog at `path`, created (or, damaged or of an older layout, made afresh: it is
+    derived data) under the scope lock, so that no process ever removes a catalog another has open."""
+    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    if _version(conn) != SCHEMA_VERSION:
+        conn.close()
+        with scope_lock():  # (a connection opened before another process made the file is stale)
+            conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+            version = _version(conn)
+            if version != SCHEMA_VERSION:
+                if version != 0:
+                    conn.close()
+                    _discard_database(path)
+                    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def _version(conn: sqlite3.Connection) -> int | None:
+    """The catalog's layout version; None when the file is not a database at all (damaged)."""
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        if errors.storage_error(exc, "the catalog") is not None or "locked" in str(exc) or "busy" in str(exc):
+            raise
+        return None
+
+
+def _read_only_connection(path: Path | None) -> sqlite3.Connection:
+    """The catalog at `path` opened read-only as it is (nothing created beside it), or, when there
+    is none (or `path` is None), an empty one in memory that a sync fills from the files."""
+    if path is not None and path.exists():
+        from urllib.parse import quote
+
+        try:
+            conn = sqlite3.connect(f"file:{quote(str(path))}?immutable=1", uri=True, isolation_level=None)
+            if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+                return conn
+            conn.close()
+        except sqlite3.Error:
+            pass
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript(_SCHEMA)
+    return conn
+
+
+def _in_memory(conn: sqlite3.Connection) -> bool:
+    return any(name == "main" and not file for _, name, file in conn.execute("PRAGMA database_list"))
+
+
+def _discard_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        fsutil.remove_file(Path(str(path) + suffix))
+
+
+class DiskState:
+    """The stamps of a scope's memory files, with a fingerprint that is cheap to keep current.
+
+    The fingerprint is the count of files and the sums of two checksums (CRC-32, Adler-32) of
+    each "relpath stamp" line, so an operation that writes a file adjusts it in O(1) instead
+    of re-hashing 10,000 lines.
+    """
+
+    def __init__(self, disk: dict[str, str]) -> None:
+        self.stamps = disk
+        self.count = len(disk)
+        lines = [f"{path} {stamp}".encode("utf-8", "surrogateescape") for path, stamp in disk.items()]
+        self.crc_total = sum(map(zlib.crc32, lines))  # map over C functions: no Python call per file
+        self.adler_total = sum(map(zlib.adler32, lines))
+        self.dirty = False
+        self.touched: set[str] = set()  # relpaths written or removed since the scan
+        self.lookup: Callable[[str], str | None] | None = None  # stamps not in `stamps` (a resumed state)
+
+    @classmethod
+    def resumed(cls, digest: str, lookup: Callable[[str], str | None]) -> "DiskState":
+        """A state known only by its recorded digest; `lookup` gives a file's recorded stamp."""
+        state = cls({})
+        count, crc_total, adler_total = digest.split(":")
+        state.count, state.crc_total, state.adler_total = int(count), int(crc_total, 16), int(adler_total, 16)
+        state.lookup = lookup
+        return state
+
+    def recall(self, relpath: str) -> None:
+        """Before a file's recorded stamp changes: a resumed state learns it (note() subtracts it)."""
+        if self.lookup is not None and relpath not in self.stamps and relpath not in self.touched:
+            stamp = self.lookup(relpath)
+            if stamp is not None:
+                self.stamps[relpath] = stamp
+
+    def digest(self) -> str:
+        return f"{self.count}:{self.crc_total:x}:{self.adler_total:x}"
+
+    def note(self, relpath: str, stamp: str | None) -> None:
+        old = self.stamps.pop(relpath, None)
+        if old is not None:
+            self.count -= 1
+            line = f"{relpath} {old}".encode("utf-8", "surrogateescape")
+            self.crc_total -= zlib.crc32(line)
+            self.adler_total -= zlib.adler32(line)
+        if stamp is not None:
+            self.stamps[relpath] = stamp
+            self.count += 1
+            line = f"{relpath} {stamp}".encode("utf-8", "surrogateescape")
+            self.crc_total += zlib.crc32(line)
+            self.adler_total += zlib.adler32(line)
+        self.dirty = True
+        self.touched.add(relpath)
+
+
+def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, str | None]) -> bytes | None:
+    """Apply per-key line changes to a one-entry-per-line JSON object file (index.json, graph.json).
+
+    The file is `head`, then entries separated by ",\\n" (each `"key": value` on one line: JSON
+    escapes newlines inside strings), then `closing`. A changed key's entry is replaced in
+    place, a removed one cut out, a new one appended (key order carries no meaning in JSON).
+    Works on bytes and copies the 4 MB of a 10,000-memory index once. Returns None when
+    `text` is not in that shape; the caller then renders the file whole.
+    """
+    first = text.find(b"\n")
+    tail = b"\n" + closing + b"\n"
+    body_start, body_end = first + 1, len(text) - len(tail)
+    if first < 0 or not text.endswith(tail) or body_end <= body_start or text[body_start:body_start + 1] != b'"':
+        return None
+    edits: list[tuple[int, int, bytes | None]] = []
+    appended: list[bytes] = []
+    for key, line in changes.items():
+        marker = json.dumps(key).encode() + b": "
+        new = None if line is None else line.encode("utf-8")
+        if text.startswith(marker, body_start):
+            start = body_start
+        else:
+            found = text.find(b",\n" + marker, body_start, body_end)
+            start = found + 2 if found >= 0 else -1
+        if start < 0:
+            if new is not None:
+                appended.append(new)
+            continue
+        end = text.find(b",\n", start, body_end)
+        edits.append((start, body_end if end < 0 else end, new))
+    view = memoryview(text)
+    entries: list[bytes | memoryview] = []  # kept and new entries, in order, without separators
+    cursor = body_start
+    for start, end, new in sorted(edits):
+        if start > cursor:
+            entries.append(view[cursor:start - 2])  # the untouched entries before this one
+        if new is not None:
+            entries.append(new)
+        cursor = end + 2
+    if cursor < body_end:
+        entries.append(view[cursor:body_end])
+    entries += appended
+    if not entries:
+        return None
+    parts: list[bytes | memoryview] = [head, b"\n"]
+    for entry in entries:
+        parts += (entry, b",\n")
+    parts[-1] = tail
+    return b"".join(parts)  # one copy of the whole file
+
+
+def replace_beside(workspace: Workspace, scope: Scope, path: Path, text: str, *, durable: bool = True) -> None:
+    """Replace a file beside the scope's memories (index.md, task-index.json) without making the
+    next command rescan every memory file (see `Catalog.replacing_beside`)."""
+    with open_catalog(workspace, scope, refresh=False) as catalog:
+        if catalog is None:
+            fsutil.write_atomically(path, text, durable=durable)
+            return
+        with catalog.replacing_beside():
+            fsutil.write_atomically(path, text, durable=durable)
+
+
+@contextlib.contextmanager
+def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False,
+                 refresh: bool = True) -> Iterator[Catalog | None]:
+    """The scope's catalog (up to date with its files unless `refresh` is False); None when the
+    scope has no directory yet. `create` makes the directory first, for a write."""
+    journal = workspace.journal()
+    if create:
+        from ..workspace.scopes import scaffolded
+
+        with scaffolded(workspace, scope), open_catalog(workspace, scope, refresh=refresh) as catalog:
+            yield catalog
+        return
+    if not scope.root.is_dir():
+        if journal is not None and journal.knows(scope.root):  # the whole directory went
+            journal.missing(scope.root, [])
+            report_losses(workspace, journal, scope)
+        yield None
+        return
+    catalog = Catalog.open(scope, workspace.config, may_replace=not workspace.in_hook)
+    catalog.journal = journal if scope.root_writable else None
+    try:
+        if refresh:
+            catalog.refresh()
+        yield catalog
+    finally:
+        for warning in catalog.warnings:
+            workspace.warn(warning)
+        if journal is not None and journal.has_news(scope.root):
+            report_losses(workspace, journal, scope)
+        catalog.close()
+
+
+def report_losses(workspace: Workspace, journal: Any, scope: Scope) -> None:
+    """Say once what went missing in a scope, and how to bring it back (commands: a warning;
+    hooks that inject context: a line for Claude)."""
+    if not workspace.reports_losses:
+        return
+    for item in journal.news(scope.root):
+        workspace.warn(f"{scope.name} scope: {item.describe()}")
+        workspace.notices.append(f"Memory {item.describe()} (the {scope.name} scope).")

@@ -1,0 +1,313 @@
+"""What memory tells Claude on its own: the session-start summary and per-prompt context.
+
+Both are bounded by token budgets from config (`injection.*`), counted with
+`text.estimate_tokens` (one token per 3.5 characters, rounded up: conservative for
+English and code) and never exceeded. Archived and superseded memories are never
+injected. Every item shows its age, so stale knowledge is visible.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..base import clock, fsutil, text
+from ..ops import search
+from ..catalog.catalog import Catalog, Entry, open_catalog
+from ..workspace.scopes import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable
+
+PRIORITY_TYPES = ("decision", "gotcha", "hub", "learning", "artifact", "breadcrumb", "discovery", "file-summary",
+                  "error", "task", "session")
+MIN_COVERAGE = 0.1     # share of the prompt's informative weight a memory must match to be injected
+MIN_TERMS = 2          # ... and at least this many distinct prompt words
+COMMON_WORD_SHARE = 0.5  # a prompt word in more than half of the memories does not select any
+PROMPT_FILLER = frozenset("ok okay yes yeah yep nope sure please thanks thank hi hello hey great good cool nice "
+                          "lgtm continue proceed ahead next again now just let lets alright fine done".split())
+_FILLER_PHRASES = re.compile(r"\b(go ahead|let'?s go|sounds good|looks good|thank you|what'?s next)\b")
+INDEX_MD_MARKERS = ("<!-- memory:manual:start -->", "<!-- memory:manual:end -->")
+MANUAL_PLACEHOLDER = ("## Project context\n(What this project is and how the team works: edit this part by hand; "
+                      "the memory plugin keeps it.)")  # index.md's manual part until someone writes it
+
+
+def age(timestamp: str, now: Any = None) -> str:
+    """`today`, `yesterday`, `5 days ago`, `3 months ago`..."""
+    moment = clock.parse(timestamp)
+    if moment is None:
+        return "age unknown"
+    days = ((now or clock.now()) - moment).days
+    if days <= 0:
+        return "today"
+    if days == 1:
+        return "yesterday"
+    if days < 60:
+        return f"{days} days ago"
+    if days < 730:
+        return f"{days // 30} months ago"
+    return f"{days // 365} years ago"
+
+
+class Budget:
+    """Collects lines until the token budget would be exceeded."""
+
+    def __init__(self, tokens: int) -> None:
+        self.tokens = max(tokens, 0)
+        self.lines: list[str] = []
+        self.used = 0
+
+    def add(self, line: str) -> bool:
+        cost = text.estimate_tokens(line + "\n")
+        if self.used + cost > self.tokens:
+            return False
+        self.lines.append(line)
+        self.used += cost
+        return True
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _catalogs(workspace: Workspace) -> Iterable[Catalog]:
+    for scope in workspace.readable_scopes():
+        with open_catalog(workspace, scope, refresh=False) as catalog:
+            if catalog is not None:
+                catalog.refresh_if_moved()
+                yield catalog
+
+
+def _active(entries: Iterable[Entry]) -> list[Entry]:
+    return [entry for entry in entries if entry.status == "active"]
+
+
+# -- session start ----------------------------------------------------------------------------
+
+def manual_section(index_md: str) -> str:
+    """The hand-written part of index.md, between the manual markers."""
+    start, end = INDEX_MD_MARKERS
+    if start in index_md and end in index_md.split(start, 1)[1]:
+        return index_md.split(start, 1)[1].split(end, 1)[0].strip()
+    return ""
+
+
+def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, extra: str = "") -> str:
+    """A compact summary of what memory holds, within `injection.session_start_max_tokens`."""
+    budget = Budget(int(workspace.config.get("injection.session_start_max_tokens", 500)))
+    counts: list[str] = []
+    decisions: list[Entry] = []
+    hubs: list[tuple[Entry, int]] = []
+    recent: list[Entry] = []
+    sessions: list[Entry] = []
+    manual = ""
+    for catalog in _catalogs(workspace):
+        rows = catalog.conn.execute("SELECT type, COUNT(*) FROM docs GROUP BY type ORDER BY COUNT(*) DESC").fetchall()
+        if not rows:
+            continue
+        total = sum(count for _, count in rows)
+        counts.append(f"{catalog.scope.name} {total} (" + ", ".join(f"{count} {kind}" for kind, count in rows) + ")")
+        decisions += _active(catalog.entries(types=["decision"], order="updated", descending=True, limit=5))
+        for hub in _active(catalog.entries(types=["hub"], order="updated", descending=True, limit=5)):
+            hubs.append((hub, sum(1 for _ in catalog.edges(hub.slug))))
+        recent += _active(catalog.entries(order="updated", descending=True, limit=8))
+        sessions += catalog.entries(types=["session"], order="updated", descending=True, limit=1)
+        index_md = catalog.scope.root / "index.md"
+        if not manual and catalog.scope.name == "project" and fsutil.escapes(index_md, catalog.scope.root) is None:
+            try:
+                manual = manual_section(index_md.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                manual = ""
+    if not counts and not open_tasks and not extra:
+        return ""
+    budget.add("# Memory (persistent notes from earlier sessions; `memory search <words>`, `memory read <slug>`)")
+    if counts:
+        budget.add("Memories: " + "; ".join(counts) + ".")
+    if extra:
+        for line in extra.splitlines():
+            budget.add(line)
+    if manual and manual != MANUAL_PLACEHOLDER:
+        if not manual.startswith("#"):
+            budget.add("## Project context")
+        for line in manual.splitlines()[:12]:
+            budget.add(line)
+    sections = [
+        ("Key decisions", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})"
+                           for entry in sorted(decisions, key=lambda item: item.updated, reverse=True)[:5]]),
+        ("Hubs", [f"- {entry.title} [{entry.slug}], {count} linked" for entry, count in hubs[:4]]),
+        ("Open tasks", [f"- {item}" for item in (open_tasks or [])[:6]]),
+        ("Recent", [f"- [{entry.type}] {entry.title} [{entry.slug}] ({age(entry.updated)})"
+                    for entry in sorted(recent, key=lambda item: item.updated, reverse=True)[:6]
+                    if entry.type != "session"]),
+        ("Last session", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})" for entry in sessions[:1]]),
+    ]
+    for heading, lines in sections:
+        if lines and budget.add(f"## {heading}"):
+            for line in lines:
+                if not budget.add(line):
+                    break
+    return budget.text()
+
+
+def open_tasks(workspace: Workspace, limit: int = 6) -> list[str]:
+    """Unfinished leaf tasks of the project's work breakdown, in-progress first."""
+    import json
+
+    try:
+        with open(workspace.project_root / "task-index.json", encoding="utf-8") as handle:
+            entries = json.load(handle).get("tasks", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    items = [entry for entry in entries if isinstance(entry, dict) and entry.get("status") != "done"
+             and not entry.get("children")]
+    items.sort(key=lambda entry: (entry.get("status") != "in-progress", str(entry.get("id"))))
+    return [f"{entry.get('id')} {entry.get('title') or ''} ({entry.get('status')})".replace("  ", " ")
+            for entry in items[:limit]]
+
+
+# -- per prompt ------------------------------------------------------------------------------
+
+_PATHISH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|md|json|ya?ml|toml|sql|sh|c|h|cpp|cs)\b")
+
+
+_IDENTIFIER = re.compile(r"(?<![\w$/.-])[A-Za-z_$][\w$]{3,}")
+SYMBOL_MAX_DF = 20  # a symbol whose words are in more memories than this names nothing in particular
+
+
+def prompt_symbols(prompt: str) -> list[str]:
+    """Code identifiers a prompt names: camelCase / PascalCase or snake_case words."""
+    return list(dict.fromkeys(name for name in _IDENTIFIER.findall(prompt)
+                              if re.search(r"[a-z][A-Z]", name) or "_" in name.strip("_")))
+
+
+class Candidate:
+    __slots__ = ("entry", "score", "reason")
+
+    def __init__(self, entry: Entry, score: float, reason: str) -> None:
+        self.entry, self.score, self.reason = entry, score, reason
+
+
+def prompt_terms(prompt: str) -> list[str]:
+    """The words of a prompt that can point at a memory (conversational filler removed)."""
+    return text.query_terms(_FILLER_PHRASES.sub(" ", prompt.lower()))
+
+
+def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candidate]:
+    """Memories relevant enough to a prompt to inject, best first (empty when nothing is).
+
+    Candidates come in keyword (BM25) order; one is kept when it matches at least two
+    of the prompt's informative words carrying MIN_COVERAGE of their weight, or one word
+    that is its tag or in its title (for prompts of one or two informative words). File
+    paths and code identifiers named in the prompt bring the memories naming them.
+    """
+    terms = [term for term in prompt_terms(prompt) if term not in PROMPT_FILLER]
+    paths = {match.group(0).lower().lstrip("./") for match in _PATHISH.finditer(prompt)}
+    symbols = prompt_symbols(prompt)
+    found: dict[tuple[str, str], Candidate] = {}
+    for catalog in _catalogs(workspace):
+        conn = catalog.conn
+        count = conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        if not count:
+            continue
+        # How informative each prompt word is here: words absent from memory carry no weight.
+        common = COMMON_WORD_SHARE if count >= 40 else None  # in a tiny store every word looks common
+        idf = {}
+        for term in terms:
+            df = conn.execute("SELECT COUNT(*) FROM postings WHERE term=?", (term,)).fetchone()[0]
+            if df and (common is None or df <= common * count):
+                idf[term] = math.log(1 + (count - df + 0.5) / (df + 0.5))
+        total = sum(idf.values())
+        ranked = search.rank(catalog, " ".join(idf), limit=limit * 4, max_df=common) if idf else []
+        for slug, score in ranked[: limit * 4]:
+            entry = catalog.get(slug)
+            if entry is None or entry.status != "active" or entry.type == "session":
+                continue
+            matched = _matched_terms(conn, slug, idf)
+            coverage = sum(idf[term] for term in matched) / total if total else 0.0
+            named = matched & (set(entry.tags) | set(text.tokens(entry.title)))
+            if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (named and len(idf) == 1 and len(terms) <= 2):
+                reason = "matches " + ", ".join(sorted(matched)[:4])
+                found.setdefault((entry.scope, slug), Candidate(entry, score, reason))
+        for name in symbols:  # memories that name a symbol of the prompt (`verifyToken`, `charge_card`)
+            for entry in _naming(catalog, name):
+                found.setdefault((entry.scope, entry.slug), Candidate(entry, 1e6, f"names {name}"))
+        for path in paths:  # file summaries of files the prompt names
+            for entry in catalog.entries(types=["file-summary"]):
+                source = str(entry.extra.get("path") or "").lower().lstrip("./")
+                if source and entry.status == "active" and (source.endswith(path) or path.endswith(source)):
+                    found[(entry.scope, entry.slug)] = Candidate(entry, float("inf"), f"about {path}")
+    ordered = sorted(found.values(), key=lambda candidate: -candidate.score)
+    return ordered[:limit]
+
+
+def _naming(catalog: Catalog, name: str) -> list[Entry]:
+    """Active memories whose text holds the identifier `name` exactly (file summaries list them)."""
+    words = text.tokens(name)
+    if not words:
+        return []
+    rarest = min(words, key=lambda word: catalog.conn.execute(
+        "SELECT COUNT(*) FROM postings WHERE term=?", (word,)).fetchone()[0])
+    rows = catalog.conn.execute("SELECT d.slug FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term=? "
+                                "AND d.status='active' AND d.type != 'session' LIMIT ?",
+                                (rarest, SYMBOL_MAX_DF + 1)).fetchall()
+    if len(rows) > SYMBOL_MAX_DF:
+        return []
+    pattern = re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
+    named = []
+    for (slug,) in rows:
+        entry = catalog.get(slug)
+        try:
+            if entry is not None and pattern.search(entry.path.read_text(encoding="utf-8")):
+                named.append(entry)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return named
+
+
+def _matched_terms(conn: Any, slug: str, idf: dict[str, float]) -> set[str]:
+    row = conn.execute("SELECT terms FROM docs WHERE slug=?", (slug,)).fetchone()
+    present = set(row[0].split()) if row else set()
+    return {term for term in idf if term in present}
+
+
+def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """(text to inject, memories shown now as {scope:slug: content hash}) for one prompt.
+
+    `seen` holds what this session was already shown; a memory comes again only if it changed.
+    """
+    limit = int(workspace.config.get("injection.max_nodes_per_query", 5))
+    budget = Budget(int(workspace.config.get("injection.prompt_max_tokens", 1000)))
+    if limit <= 0:
+        return "", {}
+    shown: dict[str, str] = {}
+    candidates = [candidate for candidate in relevant(workspace, prompt, limit=limit * 2)
+                  if seen.get(f"{candidate.entry.scope}:{candidate.entry.slug}") != candidate.entry.content_hash]
+    if not candidates:
+        return "", {}
+    from .gotchas import summary
+
+    budget.add("Relevant memories (from earlier sessions; `memory read <slug>` for the full text):")
+    for candidate in candidates[:limit]:
+        entry = candidate.entry
+        head = f"- [{entry.type}] {entry.title} [{entry.slug}, {entry.scope}, updated {age(entry.updated)}]"
+        if not budget.add(head):
+            break
+        detail = summary(entry, width=400)
+        if detail:
+            budget.add(f"  {detail}")
+        shown[f"{entry.scope}:{entry.slug}"] = entry.content_hash
+    if not shown:
+        return "", {}
+    return budget.text(), shown
+
+
+# -- reminders ---------------------------------------------------------------------------------
+
+DECISION_PROMPT = re.compile(
+    r"\b(should (we|i)|which (approach|option|library|framework|database|one)|trade-?offs?|pros and cons|"
+    r"decide|decision|alternatives?|architect\w*|design (choice|decision)|compare .+ (vs|versus|or) |"
+    r"what('s| is) the best (way|approach))\b", re.IGNORECASE)
+
+
+def is_design_question(prompt: str) -> bool:
+    return bool(DECISION_PROMPT.search(prompt))
