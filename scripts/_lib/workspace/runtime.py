@@ -199,13 +199,17 @@ def describe_missing(results: list[dict[str, Any]] | None) -> str:
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The plugin data directory: $CLAUDE_PLUGIN_DATA in hooks, $CLAUDE_MEMORY_DATA in Claude's Bash
     tool (the SessionStart hook exports it), else the fallback inside the global memory cache."""
-    from ..session import state as session
-
     env = os.environ if env is None else env
     for name in ("CLAUDE_PLUGIN_DATA", DATA_ENV):
         if env.get(name):
             return Path(env[name])
-    return session.data_dir(env)
+    return fallback_data_dir(env)
+
+
+def fallback_data_dir(env: Mapping[str, str]) -> Path:
+    """The data directory when no variable names it: inside the global memory cache."""
+    config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
+    return Path(config_dir) / "memory" / ".cache" / "plugin-data"
 
 
 def venv_python(data: Path) -> str:
