@@ -11,7 +11,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-
 from ..base import fsutil, schema
 from ..catalog.catalog import file_stamp
 from .facts import WARNING, ScopeFacts

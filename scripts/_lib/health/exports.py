@@ -12,7 +12,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterable
 
-
 from ..model import graph
 from ..catalog import queries
 from ..catalog.catalog import GRAPH_NAME, INDEX_NAME

@@ -8,7 +8,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-
 from ..base import clock, redact, schema
 from ..model import frontmatter, memory
 from .facts import ERROR, WARNING, ScopeFacts, later, normal_tags

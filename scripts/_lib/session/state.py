@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from ..base import fsutil
-from ..workspace.runtime import fallback_data_dir
+from ..base.datadir import fallback_data_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -24,6 +24,8 @@ import re
 import sys
 from pathlib import Path
 
+from ..base.datadir import fallback_data_dir
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Mapping
@@ -205,11 +207,6 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
             return Path(env[name])
     return fallback_data_dir(env)
 
-
-def fallback_data_dir(env: Mapping[str, str]) -> Path:
-    """The data directory when no variable names it: inside the global memory cache."""
-    config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-    return Path(config_dir) / "memory" / ".cache" / "plugin-data"
 
 
 def venv_python(data: Path) -> str:
