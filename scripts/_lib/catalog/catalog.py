@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 from ..base import clock, errors, fsutil, text
 from ..model import graph, memory, predecessor
 from ..workspace import layout
-from . import rollback
+from . import edges as edge_tables, rollback
+from .journal import of as journal_of
 from ..workspace.config import Config
 from ..workspace.scopes import Scope
 
@@ -445,13 +446,13 @@ class Catalog:
                 else:
                     touched |= self._record(item, relpath, stamp)
             if earlier_graph is not None:
-                touched |= graph.import_edges(conn, earlier_graph, self._graph_timestamp())
+                touched |= edge_tables.import_edges(conn, earlier_graph, self._graph_timestamp())
             if graph_import is not None:
-                graph.import_file(conn, graph_import)
-                graph.refresh_all(conn, self.labels)
+                edge_tables.import_file(conn, graph_import)
+                edge_tables.refresh_all(conn, self.labels)
                 self._graph_full = True
             else:
-                self._graph_changes.update(graph.refresh(conn, touched, self.labels))
+                self._graph_changes.update(edge_tables.refresh(conn, touched, self.labels))
             self._set_meta(DISK_KEY, disk_text)
         self.export()
 
@@ -615,8 +616,8 @@ class Catalog:
             return
         with self.transaction() as conn:
             self._set_meta(FOREIGN + GRAPH_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
-            touched = graph.import_edges(conn, predecessor.graph_edges(data), clock.now_iso())
-            self._graph_changes.update(graph.refresh(conn, touched, self.labels))
+            touched = edge_tables.import_edges(conn, predecessor.graph_edges(data), clock.now_iso())
+            self._graph_changes.update(edge_tables.refresh(conn, touched, self.labels))
 
     @property
     def edges_in_graph_file(self) -> bool:
@@ -636,7 +637,7 @@ class Catalog:
             self._disk.recall(relpath)
         with self.transaction() as conn:
             conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
-            self._graph_changes.update(graph.refresh(conn, self._record(item, relpath, stamp), self.labels))
+            self._graph_changes.update(edge_tables.refresh(conn, self._record(item, relpath, stamp), self.labels))
         self._note_disk(relpath, stamp)
         if self.journal is not None:
             self.journal.saw(self.scope.root, [(relpath, item.slug, item.document.text().encode("utf-8"))], ours=True)
@@ -653,7 +654,7 @@ class Catalog:
         if self._disk is not None:
             self._disk.recall(row[0])
         with self.transaction() as conn:
-            self._graph_changes.update(graph.refresh(conn, self._forget_path(row[0]), self.labels))
+            self._graph_changes.update(edge_tables.refresh(conn, self._forget_path(row[0]), self.labels))
         self._note_disk(row[0], None)
 
     def _note_disk(self, relpath: str, stamp: str | None) -> None:
@@ -707,7 +708,7 @@ class Catalog:
             conn.executemany("INSERT INTO globs VALUES (?, ?)",
                              [(doc, pattern) for pattern in patterns if isinstance(pattern, str) and pattern])
         self._index_changes[item.slug] = line
-        touched |= graph.replace_declarations(conn, item.slug, graph.declarations(item), updated)
+        touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
             touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
         return touched
@@ -726,7 +727,7 @@ class Catalog:
         conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
         conn.execute("DELETE FROM docs WHERE id=?", (doc,))
         self._index_changes[slug] = None
-        return {slug} if keep_node else graph.forget(conn, slug)
+        return {slug} if keep_node else edge_tables.forget(conn, slug)
 
     def set_has_embedding(self, slugs: Iterable[str], value: bool) -> None:
         """Record that embedding cache files were written or removed (holding the lock)."""
@@ -759,7 +760,7 @@ class Catalog:
             head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
             self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
             self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
-                              lambda: graph.render_file(self.conn))
+                              lambda: edge_tables.render_file(self.conn))
         self._index_changes, self._graph_changes, self._graph_full = {}, {}, False
         self._pending = self._inherited = False
         self._mutated = set()
@@ -1074,7 +1075,7 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False,
                  refresh: bool = True) -> Iterator[Catalog | None]:
     """The scope's catalog (up to date with its files unless `refresh` is False); None when the
     scope has no directory yet. `create` makes the directory first, for a write."""
-    journal = workspace.journal()
+    journal = journal_of(workspace)
     if create:
         from ..workspace.scopes import scaffolded
 

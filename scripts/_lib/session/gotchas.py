@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import re
 
-from ..base import errors, text
-from ..model import frontmatter, memory
+from ..base import text
+from ..model import memory
+from ..catalog import queries
 from ..catalog.catalog import Catalog, Entry, open_catalog
 from ..workspace.scopes import Workspace
 
@@ -136,14 +137,11 @@ def _candidates(workspace: Workspace) -> Iterator[list[Candidate]]:
                 continue
             catalog.refresh_if_moved()
             found: dict[int, Candidate] = {}
-            for table, column in (("tags", "tag"), ("globs", "pattern")):
-                for doc, value, severity in catalog.conn.execute(
-                        f"SELECT x.doc, x.{column}, json_extract(d.extra, '$.severity') FROM docs d "
-                        f"JOIN {table} x ON x.doc = d.id WHERE d.type = 'gotcha' AND d.status = 'active'"):
-                    candidate = found.get(doc)
-                    if candidate is None:
-                        candidate = found[doc] = Candidate(catalog, doc, severity)
-                    (candidate.tags if table == "tags" else candidate.patterns).append(value)
+            for table, doc, value, severity in queries.active_gotcha_rules(catalog):
+                candidate = found.get(doc)
+                if candidate is None:
+                    candidate = found[doc] = Candidate(catalog, doc, severity)
+                (candidate.tags if table == "tags" else candidate.patterns).append(value)
             yield list(found.values())
 
 
@@ -248,7 +246,7 @@ MIN_ERROR_OVERLAP = 3  # distinct informative words an error shares with a gotch
 def for_command(workspace: Workspace, command: str, output: str = "", *, limit: int = 3,
                 exclude: Iterable[str] = ()) -> list[Match]:
     """The gotchas most relevant to a shell command and the errors in its output."""
-    from .guard import protected_scope
+    from .protected import protected_scope
 
     programs, paths = command_signals(command)
     paths = [path for path in paths if protected_scope(workspace, path, str(workspace.cwd)) is None]  # memory files
@@ -277,9 +275,7 @@ def for_command(workspace: Workspace, command: str, output: str = "", *, limit: 
             return
         words = sorted(error_words)[:200]
         shared_by_doc: dict[int, set[str]] = {}
-        for doc, term in catalog.conn.execute(
-                f"SELECT p.doc, p.term FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term IN "
-                f"({', '.join('?' * len(words))}) AND d.type = 'gotcha' AND d.status = 'active'", words):
+        for doc, term in queries.active_gotchas_holding(catalog, words):
             shared_by_doc.setdefault(doc, set()).add(term)
         for doc, shared in shared_by_doc.items():
             if len(shared) >= min(MIN_ERROR_OVERLAP, len(error_words)):
@@ -295,24 +291,13 @@ def _best(matches: list[Match], limit: int) -> list[Match]:
     return matches[:limit]
 
 
-def summary(entry: Entry, width: int = 280) -> str:
-    """The first sentences of a gotcha's content, on one line (no YAML parsing)."""
-    try:
-        body = frontmatter.split(entry.path.read_text(encoding="utf-8")).body
-    except (OSError, UnicodeDecodeError, errors.Error):
-        return ""
-    lines = [line.strip(" -*>\t") for line in memory.content_of(body).splitlines()]
-    flat = " ".join(line for line in lines if line and not line.startswith("#"))
-    return flat if len(flat) <= width else flat[: width - 3].rsplit(" ", 1)[0] + "..."
-
-
 def format_warnings(matches: list[Match], subject: str) -> str:
     """The text injected into Claude's context (and printed by `memory gotchas`)."""
     lines = [f"Known gotchas for {subject} (from memory; `memory read <slug>` for details):"]
     for match in matches:
         entry = match.entry
         lines.append(f"- {entry.title} [{entry.slug}, {entry.scope}]")
-        detail = summary(entry)
+        detail = memory.summary_of_file(entry.path)
         if detail:
             lines.append(f"  {detail}")
     return "\n".join(lines)

@@ -11,14 +11,18 @@ from __future__ import annotations
 import math
 import re
 
-from ..base import clock, fsutil, text
+from ..base import fsutil, text
+from ..model import memory
+from ..catalog import queries
+from ..base.clock import age
 from ..ops import search
+from ..ops.entrypoint import MANUAL_PLACEHOLDER, manual_section
 from ..catalog.catalog import Catalog, Entry, open_catalog
 from ..workspace.scopes import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterable
+    from typing import Iterable
 
 PRIORITY_TYPES = ("decision", "gotcha", "hub", "learning", "artifact", "breadcrumb", "discovery", "file-summary",
                   "error", "task", "session")
@@ -28,26 +32,6 @@ COMMON_WORD_SHARE = 0.5  # a prompt word in more than half of the memories does 
 PROMPT_FILLER = frozenset("ok okay yes yeah yep nope sure please thanks thank hi hello hey great good cool nice "
                           "lgtm continue proceed ahead next again now just let lets alright fine done".split())
 _FILLER_PHRASES = re.compile(r"\b(go ahead|let'?s go|sounds good|looks good|thank you|what'?s next)\b")
-INDEX_MD_MARKERS = ("<!-- memory:manual:start -->", "<!-- memory:manual:end -->")
-MANUAL_PLACEHOLDER = ("## Project context\n(What this project is and how the team works: edit this part by hand; "
-                      "the memory plugin keeps it.)")  # index.md's manual part until someone writes it
-
-
-def age(timestamp: str, now: Any = None) -> str:
-    """`today`, `yesterday`, `5 days ago`, `3 months ago`..."""
-    moment = clock.parse(timestamp)
-    if moment is None:
-        return "age unknown"
-    days = ((now or clock.now()) - moment).days
-    if days <= 0:
-        return "today"
-    if days == 1:
-        return "yesterday"
-    if days < 60:
-        return f"{days} days ago"
-    if days < 730:
-        return f"{days // 30} months ago"
-    return f"{days // 365} years ago"
 
 
 class Budget:
@@ -84,14 +68,6 @@ def _active(entries: Iterable[Entry]) -> list[Entry]:
 
 # -- session start ----------------------------------------------------------------------------
 
-def manual_section(index_md: str) -> str:
-    """The hand-written part of index.md, between the manual markers."""
-    start, end = INDEX_MD_MARKERS
-    if start in index_md and end in index_md.split(start, 1)[1]:
-        return index_md.split(start, 1)[1].split(end, 1)[0].strip()
-    return ""
-
-
 def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, extra: str = "") -> str:
     """A compact summary of what memory holds, within `injection.session_start_max_tokens`."""
     budget = Budget(int(workspace.config.get("injection.session_start_max_tokens", 500)))
@@ -102,7 +78,7 @@ def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, 
     sessions: list[Entry] = []
     manual = ""
     for catalog in _catalogs(workspace):
-        rows = catalog.conn.execute("SELECT type, COUNT(*) FROM docs GROUP BY type ORDER BY COUNT(*) DESC").fetchall()
+        rows = queries.counts_by_type(catalog)
         if not rows:
             continue
         total = sum(count for _, count in rows)
@@ -149,22 +125,6 @@ def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, 
     return budget.text()
 
 
-def open_tasks(workspace: Workspace, limit: int = 6) -> list[str]:
-    """Unfinished leaf tasks of the project's work breakdown, in-progress first."""
-    import json
-
-    try:
-        with open(workspace.project_root / "task-index.json", encoding="utf-8") as handle:
-            entries = json.load(handle).get("tasks", [])
-    except (OSError, ValueError, AttributeError):
-        return []
-    items = [entry for entry in entries if isinstance(entry, dict) and entry.get("status") != "done"
-             and not entry.get("children")]
-    items.sort(key=lambda entry: (entry.get("status") != "in-progress", str(entry.get("id"))))
-    return [f"{entry.get('id')} {entry.get('title') or ''} ({entry.get('status')})".replace("  ", " ")
-            for entry in items[:limit]]
-
-
 # -- per prompt ------------------------------------------------------------------------------
 
 _PATHISH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|md|json|ya?ml|toml|sql|sh|c|h|cpp|cs)\b")
@@ -205,15 +165,14 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
     symbols = prompt_symbols(prompt)
     found: dict[tuple[str, str], Candidate] = {}
     for catalog in _catalogs(workspace):
-        conn = catalog.conn
-        count = conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        count = queries.count(catalog)
         if not count:
             continue
         # How informative each prompt word is here: words absent from memory carry no weight.
         common = COMMON_WORD_SHARE if count >= 40 else None  # in a tiny store every word looks common
         idf = {}
         for term in terms:
-            df = conn.execute("SELECT COUNT(*) FROM postings WHERE term=?", (term,)).fetchone()[0]
+            df = queries.document_frequency(catalog, term)
             if df and (common is None or df <= common * count):
                 idf[term] = math.log(1 + (count - df + 0.5) / (df + 0.5))
         total = sum(idf.values())
@@ -222,7 +181,7 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
             entry = catalog.get(slug)
             if entry is None or entry.status != "active" or entry.type == "session":
                 continue
-            matched = _matched_terms(conn, slug, idf)
+            matched = set(idf) & set(queries.terms_of(catalog, slug) or ())
             coverage = sum(idf[term] for term in matched) / total if total else 0.0
             named = matched & (set(entry.tags) | set(text.tokens(entry.title)))
             if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (named and len(idf) == 1 and len(terms) <= 2):
@@ -245,16 +204,13 @@ def _naming(catalog: Catalog, name: str) -> list[Entry]:
     words = text.tokens(name)
     if not words:
         return []
-    rarest = min(words, key=lambda word: catalog.conn.execute(
-        "SELECT COUNT(*) FROM postings WHERE term=?", (word,)).fetchone()[0])
-    rows = catalog.conn.execute("SELECT d.slug FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term=? "
-                                "AND d.status='active' AND d.type != 'session' LIMIT ?",
-                                (rarest, SYMBOL_MAX_DF + 1)).fetchall()
+    rarest = min(words, key=lambda word: queries.document_frequency(catalog, word))
+    rows = queries.active_holding(catalog, rarest, SYMBOL_MAX_DF + 1)
     if len(rows) > SYMBOL_MAX_DF:
         return []
     pattern = re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
     named = []
-    for (slug,) in rows:
+    for slug in rows:
         entry = catalog.get(slug)
         try:
             if entry is not None and pattern.search(entry.path.read_text(encoding="utf-8")):
@@ -262,12 +218,6 @@ def _naming(catalog: Catalog, name: str) -> list[Entry]:
         except (OSError, UnicodeDecodeError):
             continue
     return named
-
-
-def _matched_terms(conn: Any, slug: str, idf: dict[str, float]) -> set[str]:
-    row = conn.execute("SELECT terms FROM docs WHERE slug=?", (slug,)).fetchone()
-    present = set(row[0].split()) if row else set()
-    return {term for term in idf if term in present}
 
 
 def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str]) -> tuple[str, dict[str, str]]:
@@ -284,7 +234,6 @@ def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str]) -> t
                   if seen.get(f"{candidate.entry.scope}:{candidate.entry.slug}") != candidate.entry.content_hash]
     if not candidates:
         return "", {}
-    from .gotchas import summary
 
     budget.add("Relevant memories (from earlier sessions; `memory read <slug>` for the full text):")
     for candidate in candidates[:limit]:
@@ -292,7 +241,7 @@ def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str]) -> t
         head = f"- [{entry.type}] {entry.title} [{entry.slug}, {entry.scope}, updated {age(entry.updated)}]"
         if not budget.add(head):
             break
-        detail = summary(entry, width=400)
+        detail = memory.summary_of_file(entry.path, width=400)
         if detail:
             budget.add(f"  {detail}")
         shown[f"{entry.scope}:{entry.slug}"] = entry.content_hash
