@@ -13,6 +13,7 @@ import os
 import re
 
 from ..base import errors, text
+from ..base.globs import glob_match
 from ..model import frontmatter, memory
 from ..catalog.catalog import Catalog, Entry, open_catalog
 from ..workspace.scopes import Workspace
@@ -67,36 +68,6 @@ def relative_path(path: str, project_dir: str) -> str:
     if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):
         return os.path.relpath(absolute, root).replace(os.sep, "/")
     return absolute.replace(os.sep, "/")
-
-
-def glob_match(pattern: str, path: str) -> bool:
-    """Gitignore-like globs: `*` within a segment, `**` across segments, a bare name anywhere."""
-    pattern = pattern.strip().lstrip("./") if not pattern.startswith("/") else pattern.strip()
-    if not pattern:
-        return False
-    if "/" not in pattern.rstrip("/"):
-        pattern = "**/" + pattern
-    if pattern.endswith("/"):
-        pattern += "**"
-    regex = ""
-    index = 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            regex += "(?:.*/)?"
-            index += 3
-        elif pattern.startswith("**", index):
-            regex += ".*"
-            index += 2
-        elif pattern[index] == "*":
-            regex += "[^/]*"
-            index += 1
-        elif pattern[index] == "?":
-            regex += "[^/]"
-            index += 1
-        else:
-            regex += re.escape(pattern[index])
-            index += 1
-    return re.fullmatch(regex, path.lstrip("/")) is not None or re.fullmatch(regex, path) is not None
 
 
 def path_signals(relpath: str) -> tuple[set[str], set[str], set[str], set[str]]:
