@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 from ..base import clock, errors, fsutil, redact, schema
 from ..model import frontmatter, graph, memory
-from . import quality
+from . import anchors as anchor_checks, quality
 from ..catalog.catalog import GRAPH_NAME, INDEX_NAME, Catalog, file_stamp
 
 ERROR, WARNING = "error", "warning"
@@ -99,6 +99,9 @@ KINDS: dict[str, str] = {
     "task-structure": ERROR,          # parent, children, type or status not following from the ids and the
                                       # children (a merge, an older version's killed add): missed by roll-up, tree
     "task-index-drift": WARNING,      # task-index.json changed by hand or by another tool
+    # the code memories are anchored to (health/anchors.py)
+    "drifted-memory": WARNING,        # the anchored code changed since the memory was written
+    "obsolete-memory": WARNING,       # an anchored file was deleted, or a symbol it names is gone
 }
 
 _TIMESTAMP_LINE = re.compile(r"^(created|updated)[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.M)
@@ -225,6 +228,7 @@ def check(workspace: Workspace, scope: str | None = None) -> Report:
                 elsewhere = other_scopes(catalogs, target.name)
                 analysis = Analysis(catalog, snapshots[target.name], elsewhere, workspace.config).run()
                 analysis.problems += task_problems(workspace, target)
+                analysis.problems += anchor_checks.problems(workspace, catalog, Problem)
                 reports.append(analysis.report())
     return Report(reports)
 

@@ -277,14 +277,45 @@ def summary(entry: Entry, width: int = 280) -> str:
     return flat if len(flat) <= width else flat[: width - 3].rsplit(" ", 1)[0] + "..."
 
 
-def format_warnings(matches: list[Match], subject: str) -> str:
-    """The text injected into Claude's context (and printed by `memory gotchas`)."""
+def format_warnings(matches: list[Match], subject: str, states: dict[str, str] | None = None,
+                    more: str | None = None) -> str:
+    """The text injected into Claude's context (and printed by `memory gotchas`): with `more`, the
+    command that shows them all, within the hooks' character limit (what does not fit is named)."""
+    from . import codestate, output
+
     lines = [f"Known gotchas for {subject} (from memory; `memory read <slug>` for details):"]
-    for match in matches:
+    left_out: list[tuple[int, str]] = []
+    used = len(lines[0])
+    for index, match in enumerate(matches):
         entry = match.entry
-        lines.append(f"- {entry.title} [{entry.slug}, {entry.scope}]")
+        block = [f"- {entry.title} [{entry.slug}, {entry.scope}]{codestate.mark(entry, states or {})}"]
         detail = summary(entry)
         if detail:
-            lines.append(f"  {detail}")
-    return "\n".join(lines)
+            block.append(f"  {detail}")
+        size = sum(len(line) + 1 for line in block)
+        if more is not None and used + size > output.HARD_LIMIT - len(more) - 20:
+            left_out.append((len(matches) - index, more))
+            break
+        lines += block
+        used += size
+    if more is None:
+        return "\n".join(lines)
+    return output.fit(lines, left_out, lambda text: len(text) <= output.HARD_LIMIT)
 
+
+def warnings_once(workspace: Workspace, session_state: dict[str, Any],
+                  find: Callable[[list[str]], list[Match]], subject: str, more: str) -> str:
+    """What a hook injects for the gotchas `find(already shown)` returns, each once per session:
+    advice for those whose code is there (marked when it changed since), a notice for those whose
+    code is gone. `more` is the command that lists them all."""
+    from . import codestate
+
+    shown = session_state.setdefault("gotchas", [])
+    matches = find(shown)
+    shown.extend(match.entry.slug for match in matches)
+    found = codestate.states(workspace, [match.entry for match in matches])
+    advice = [match for match in matches if not codestate.is_gone(match.entry, found)]
+    notice = codestate.obsolete_notice([match.entry for match in matches if codestate.is_gone(match.entry, found)],
+                                       session_state)
+    parts = [format_warnings(advice, subject, found, more)] if advice else []
+    return "\n\n".join(parts + (["\n".join(notice)] if notice else []))
