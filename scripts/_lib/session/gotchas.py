@@ -281,6 +281,12 @@ def format_warnings(matches: list[Match], subject: str, states: dict[str, str] |
                     more: str | None = None) -> str:
     """The text injected into Claude's context (and printed by `memory gotchas`): with `more`, the
     command that shows them all, within the hooks' character limit (what does not fit is named)."""
+    return _warnings(matches, subject, states, more)[0]
+
+
+def _warnings(matches: list[Match], subject: str, states: dict[str, str] | None,
+              more: str | None) -> tuple[str, int]:
+    """(format_warnings' text, how many of `matches` it shows)."""
     from . import codestate, output
 
     lines = [f"Known gotchas for {subject} (from memory; `memory read <slug>` for details):"]
@@ -298,9 +304,10 @@ def format_warnings(matches: list[Match], subject: str, states: dict[str, str] |
             break
         lines += block
         used += size
+    shown = len(matches) - sum(count for count, _ in left_out)
     if more is None:
-        return "\n".join(lines)
-    return output.fit(lines, left_out, lambda text: len(text) <= output.HARD_LIMIT)
+        return "\n".join(lines), shown
+    return output.fit(lines, left_out, lambda text: len(text) <= output.HARD_LIMIT), shown
 
 
 def warnings_once(workspace: Workspace, session_state: dict[str, Any],
@@ -312,10 +319,11 @@ def warnings_once(workspace: Workspace, session_state: dict[str, Any],
 
     shown = session_state.setdefault("gotchas", [])
     matches = find(shown)
-    shown.extend(match.entry.slug for match in matches)
     found = codestate.states(workspace, [match.entry for match in matches])
     advice = [match for match in matches if not codestate.is_gone(match.entry, found)]
-    notice = codestate.obsolete_notice([match.entry for match in matches if codestate.is_gone(match.entry, found)],
-                                       session_state)
-    parts = [format_warnings(advice, subject, found, more)] if advice else []
-    return "\n\n".join(parts + (["\n".join(notice)] if notice else []))
+    gone = [match.entry for match in matches if codestate.is_gone(match.entry, found)]
+    text, count = _warnings(advice, subject, found, more) if advice else ("", 0)
+    shown.extend(match.entry.slug for match in advice[:count])  # those left out may come next time
+    shown.extend(entry.slug for entry in gone)
+    notice = codestate.obsolete_notice(gone, session_state)
+    return "\n\n".join(part for part in (text, "\n".join(notice)) if part)

@@ -49,16 +49,17 @@ def cap(text: str, limit: int = HARD_LIMIT, more: str = DEFAULT_MORE) -> str:
         return text
     kept: list[str] = []
     lines = text.split("\n")
-    used = 0
+    used = cut = 0
     reserve = len(f"+{len(lines)} more lines: {more}") + 1
     for line in lines:
         if used + len(line) + 1 > limit - reserve:
-            if not kept:  # one huge first line: keep its start
+            if not kept:  # one huge first line: its start, and it counts as left out
                 kept.append(line[: max(limit - reserve - 4, 0)] + " ...")
+                cut = 1
             break
         kept.append(line)
         used += len(line) + 1
-    return "\n".join(kept + [f"+{len(lines) - len(kept)} more lines: {more}"])
+    return "\n".join(kept + [f"+{len(lines) - len(kept) + cut} more lines: {more}"])
 
 
 def capped(answer: dict[str, Any]) -> dict[str, Any]:
