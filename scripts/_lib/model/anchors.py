@@ -27,7 +27,6 @@ be obsolete). A file found through a wildcard glob that disappears alone only ma
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 
@@ -53,9 +52,10 @@ _HEX = re.compile(r"[0-9a-f]{4,40}")
 _ANCHOR = re.compile(r"(?P<path>.+?)(?:#(?P<symbol>[A-Za-z_$][\w$]*))? (?P<blob>[0-9a-f]{4,40}|-) "
                      r"(?P<commit>[0-9a-f]{4,40}|-)")
 # a path with a directory, or a file name with an extension, as prose or markdown writes them
-_PATH_IN_TEXT = re.compile(r"(?<![\w/.$-])(?:\./)?((?:[\w.@-]+/)*[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}|(?:[\w.@-]+/)+[\w.@-]+)")
+# (patterns used when recording only are compiled then: the hooks import this module on every Read)
+_PATH_IN_TEXT = (r"(?<![\w/.$-])(?:\./)?((?:[\w.@-]+/)*[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}|(?:[\w.@-]+/)+[\w.@-]+)")
 # a symbol in backquotes: a call `name()`, or a name shaped like code (camelCase, PascalCase, snake_case)
-_SYMBOL_IN_TEXT = re.compile(r"`([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\(\))?`")
+_SYMBOL_IN_TEXT = r"`([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\(\))?`"
 _WILDCARD = re.compile(r"[*?\[]")
 
 
@@ -93,7 +93,11 @@ def parse(value: Any) -> list[Anchor]:
 
 def blob_id(data: bytes) -> str:
     """The id git gives a file with this content (`git hash-object`)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    try:  # the builtin module: hashlib's OpenSSL binding costs milliseconds to import, on every Read
+        from _sha1 import sha1
+    except ImportError:
+        from hashlib import sha1
+    return sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def git_dir(top: Path) -> Path | None:
@@ -231,10 +235,10 @@ def targets(project_dir: Path, fields: dict[str, Any], body: str) -> list[tuple[
                 add(relpath)
         else:
             add(_relative(pattern, project_dir))
-    for match in _PATH_IN_TEXT.finditer(body):
+    for match in re.finditer(_PATH_IN_TEXT, body):
         add(_relative(match.group(1), project_dir))
     pairs: list[tuple[str, str | None]] = [(path, None) for path in paths]
-    symbols = [match.group(1).rsplit(".", 1)[-1] for match in _SYMBOL_IN_TEXT.finditer(body)
+    symbols = [match.group(1).rsplit(".", 1)[-1] for match in re.finditer(_SYMBOL_IN_TEXT, body)
                if match.group(2) or re.search(r"[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|[a-z]_[a-z]", match.group(1))]
     texts: dict[str, str] = {}
     for symbol in list(dict.fromkeys(symbols))[:MAX_SYMBOLS]:

@@ -8,8 +8,6 @@ nothing is looked at unless an entry carries anchors.
 
 from __future__ import annotations
 
-from ..model import anchors
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterable
@@ -18,6 +16,8 @@ if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
 CHANGED_MARK = " (code changed since)"
+CHANGED, GONE = "changed", "gone"  # model.anchors' states; it is imported only when a memory has anchors
+ANCHORS_FIELD = "anchors"
 STATE_KEY = "obsolete"  # session state: memories already named as possibly obsolete
 
 
@@ -27,10 +27,10 @@ def key(entry: Entry) -> str:
 
 def states(workspace: Workspace, entries: Iterable[Entry]) -> dict[str, str]:
     """`scope:slug` -> fresh, changed or gone, for the anchored project and local memories among `entries`."""
-    anchored = [entry for entry in entries if entry.scope in ("project", "local") and entry.extra.get(anchors.FIELD)]
+    anchored = [entry for entry in entries if entry.scope in ("project", "local") and entry.extra.get(ANCHORS_FIELD)]
     if not anchored:
         return {}
-    from ..catalog.anchors import stat_cache
+    from ..catalog.anchors import stat_cache  # for speed: the model's regexes only when needed
 
     cache = stat_cache(workspace)
     try:
@@ -47,11 +47,11 @@ def states(workspace: Workspace, entries: Iterable[Entry]) -> dict[str, str]:
 
 def mark(entry: Entry, found: dict[str, str]) -> str:
     """The marker after an injected memory's title: the code it is about changed since."""
-    return CHANGED_MARK if found.get(key(entry)) == anchors.CHANGED else ""
+    return CHANGED_MARK if found.get(key(entry)) == CHANGED else ""
 
 
 def is_gone(entry: Entry, found: dict[str, str]) -> bool:
-    return found.get(key(entry)) == anchors.GONE
+    return found.get(key(entry)) == GONE
 
 
 def obsolete_notice(entries: list[Entry], session_state: dict | None = None) -> list[str]:
