@@ -78,6 +78,32 @@ def make_project(root: Path, size: int, files: int, anchored: bool) -> Path:
     return project
 
 
+IN_PROCESS = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from _lib.session import gotchas
+from _lib.workspace.scopes import Workspace
+workspace = Workspace(sys.argv[2])
+matches = gotchas.for_path(workspace, sys.argv[2] + "/src/auth/login.ts")
+started = time.perf_counter()
+from _lib.session import codestate
+found = codestate.states(workspace, [match.entry for match in matches])
+print((time.perf_counter() - started) * 1000, len(found))
+"""
+
+
+def in_process_cost(project: Path, env: dict[str, str], runs: int) -> float:
+    """What the anchor check adds to the Read hook, timed inside fresh `python -S` processes (its lazy
+    imports included), so the machine's load on process start-up does not blur it."""
+    samples = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-S", "-c", IN_PROCESS, str(REPO / "scripts"), str(project)], env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+        assert int(out[1]) == 3, out  # the three gotchas were checked
+        samples.append(float(out[0]) / 1000)
+    return median_ms(samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=10_000)
@@ -118,6 +144,8 @@ def main() -> None:
             context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
             results[f"read hook, {name} (ms)"] = hook_ms[name]
             results[f"read hook, {name}: changed marker shown"] = "(code changed since)" in context
+        results["anchor check inside the read hook, in process (ms, median)"] = in_process_cost(
+            projects["with anchors"], hook_envs["with anchors"], args.runs)
         floor = median_ms([timed([sys.executable, "-S", "-c", "pass"], env=env) for _ in range(args.runs)])
         results["python -S -c pass (ms)"] = floor
         for name in projects:
