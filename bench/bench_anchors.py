@@ -24,9 +24,17 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from common import MEMORY, REPO, build_corpus, isolated_env, median_ms, precompile, report, timed
-
 from _lib.model import anchors
+from common import (
+    MEMORY,
+    REPO,
+    build_corpus,
+    isolated_env,
+    median_ms,
+    precompile,
+    report,
+    timed,
+)
 
 GOTCHAS = [("Token refresh must be serialised per user", "src/auth/**"), ("Auth cookies need SameSite=Lax", ""),
            ("Login form double submit", "")]
@@ -140,7 +148,7 @@ def main() -> None:
         hook_ms = {name: median_ms(values[2:]) for name, values in samples.items()}
         for name, project in projects.items():
             out = subprocess.run(["sh", str(REPO / "hooks" / "run"), "memory-context"], cwd=project,
-                                 env=hook_envs[name], input=read_payload(project), capture_output=True).stdout
+                                 env=hook_envs[name], input=read_payload(project), capture_output=True, check=True).stdout
             context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
             results[f"read hook, {name} (ms)"] = hook_ms[name]
             results[f"read hook, {name}: changed marker shown"] = "(code changed since)" in context

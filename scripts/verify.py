@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import _cli
-from _lib.base import errors
 from _lib.ops import freshness
 from _lib.workspace.scopes import Workspace
 
@@ -36,7 +35,7 @@ def main(argv: list[str]) -> int:
     _cli.add_json(parser)
     args = parser.parse_args(argv)
     if bool(args.slug) == args.all:
-        raise errors.InvalidInput("give a SLUG or --all", "e.g. memory verify --all")
+        parser.error("give a SLUG or --all (e.g. memory verify --all)")
     workspace = Workspace()
     results = freshness.verify(workspace, args.slug, args.scope)
     _cli.print_warnings(workspace.warnings)

@@ -34,8 +34,9 @@ from ..base.globs import glob_match
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from pathlib import Path
-    from typing import Any, Callable, Iterable
+    from typing import Any
 
 FIELD = "anchors"
 ID_LENGTH = 12           # hex digits kept of blob and commit ids
@@ -46,8 +47,7 @@ MAX_WALKED = 20_000      # directory entries looked at to resolve one memory's w
 MAX_HASHED_BYTES = 8 * 1024 * 1024  # a larger file is anchored by path only (its content is not compared)
 UNKNOWN = "-"  # an id that could not be computed: no git repository, a file too large to compare
 FRESH, CHANGED, GONE = "fresh", "changed", "gone"
-SKIPPED_DIRS = frozenset(".git .hg .svn node_modules .venv venv __pycache__ .mypy_cache .pytest_cache .tox "
-                         "dist build target .next .cache .claude".split())
+SKIPPED_DIRS = frozenset([".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", "dist", "build", "target", ".next", ".cache", ".claude"])
 _HEX = re.compile(r"[0-9a-f]{4,40}")
 _ANCHOR = re.compile(r"(?P<path>.+?)(?:#(?P<symbol>[A-Za-z_$][\w$]*))? (?P<blob>[0-9a-f]{4,40}|-) "
                      r"(?P<commit>[0-9a-f]{4,40}|-)")
@@ -62,7 +62,7 @@ _WILDCARD = re.compile(r"[*?\[]")
 class Anchor:
     """One recorded anchor."""
 
-    __slots__ = ("path", "symbol", "blob", "commit")
+    __slots__ = ("blob", "commit", "path", "symbol")
 
     def __init__(self, path: str, symbol: str | None, blob: str, commit: str) -> None:
         self.path, self.symbol, self.blob, self.commit = path, symbol, blob, commit
@@ -321,7 +321,7 @@ class Finding:
 class Verdict:
     """A memory's state against the code, and each anchor's."""
 
-    __slots__ = ("state", "findings")
+    __slots__ = ("findings", "state")
 
     def __init__(self, state: str, findings: list[Finding]) -> None:
         self.state, self.findings = state, findings

@@ -21,7 +21,7 @@ NOT_ANCHORED = "not-anchored"
 class Result:
     """One memory's state and its anchors' (`commits`: how many commits touched each changed file since)."""
 
-    __slots__ = ("entry", "verdict", "commits")
+    __slots__ = ("commits", "entry", "verdict")
 
     def __init__(self, entry: Entry, verdict: anchors.Verdict | None) -> None:
         self.entry, self.verdict = entry, verdict
@@ -76,7 +76,7 @@ def commits_since(workspace: Workspace, result: Result) -> dict[str, int]:
             continue
         try:
             proc = subprocess.run(["git", "rev-list", "--count", f"{anchor.commit}..HEAD", "--", anchor.path],
-                                  cwd=str(workspace.project_dir), capture_output=True, text=True, timeout=10)
+                                  cwd=str(workspace.project_dir), capture_output=True, text=True, timeout=10, check=False)
         except (OSError, subprocess.SubprocessError):
             break  # no git: counts are a nicety
         if proc.returncode == 0 and proc.stdout.strip().isdigit():

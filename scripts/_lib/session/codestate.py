@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable
+    from collections.abc import Iterable
 
     from ..catalog.catalog import Entry
     from ..workspace.scopes import Workspace
@@ -30,7 +30,9 @@ def states(workspace: Workspace, entries: Iterable[Entry]) -> dict[str, str]:
     anchored = [entry for entry in entries if entry.scope in ("project", "local") and entry.extra.get(ANCHORS_FIELD)]
     if not anchored:
         return {}
-    from ..catalog.anchors import stat_cache  # for speed: the model's regexes only when needed
+    from ..catalog.anchors import (
+        stat_cache,  # for speed: the model's regexes only when needed
+    )
 
     cache = stat_cache(workspace)
     try:

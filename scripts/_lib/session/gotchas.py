@@ -17,6 +17,7 @@ from ..base.globs import glob_match
 from ..model import frontmatter, memory
 from ..catalog.catalog import Catalog, Entry, open_catalog
 from ..workspace.scopes import Workspace
+from . import codestate, output
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -287,8 +288,6 @@ def format_warnings(matches: list[Match], subject: str, states: dict[str, str] |
 def _warnings(matches: list[Match], subject: str, states: dict[str, str] | None,
               more: str | None) -> tuple[str, int]:
     """(format_warnings' text, how many of `matches` it shows)."""
-    from . import codestate, output
-
     lines = [f"Known gotchas for {subject} (from memory; `memory read <slug>` for details):"]
     left_out: list[tuple[int, str]] = []
     used = len(lines[0])
@@ -315,8 +314,6 @@ def warnings_once(workspace: Workspace, session_state: dict[str, Any],
     """What a hook injects for the gotchas `find(already shown)` returns, each once per session:
     advice for those whose code is there (marked when it changed since), a notice for those whose
     code is gone. `more` is the command that lists them all."""
-    from . import codestate
-
     shown = session_state.setdefault("gotchas", [])
     matches = find(shown)
     found = codestate.states(workspace, [match.entry for match in matches])

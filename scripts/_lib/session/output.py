@@ -9,7 +9,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any
 
 HARD_LIMIT = 9000
 DEFAULT_MORE = "memory query --recent 8"
