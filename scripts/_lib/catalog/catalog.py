@@ -37,7 +37,7 @@ from ..workspace.scopes import Scope
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-SCHEMA_VERSION = 8  # a new layout, or a new way of reading files: every catalog is rebuilt
+SCHEMA_VERSION = 9  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 INDEX_NAME = "index.json"
 GRAPH_NAME = "graph.json"
@@ -52,7 +52,7 @@ FOREIGN = "foreign:"
 NODES_DIR = layout.NODES_DIR  # memory-graph layout: nodes/<kind>/<id>.md
 # generated entry point, docs, the earlier plugin's Mermaid rendering and settings: not memories
 NOT_MEMORIES = frozenset({"index.md", "readme.md", "graph.md", "memory.local.md", "memory.example.md"})
-EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "scope")
+EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "scope", "anchors")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs(

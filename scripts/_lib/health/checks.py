@@ -26,13 +26,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-from . import caches, duplicates, exports, files, links, organisation, tasks
+from . import anchors, caches, duplicates, exports, files, links, organisation, tasks
 from .facts import Report, ScopeFacts, Snapshot, open_catalogs, other_scopes
 
 FAMILIES = (files, links, organisation, exports, caches, duplicates)  # checked in this order
 
 # every problem kind health reports -> its severity (the task store's are checked outside the scope lock)
-KINDS: dict[str, str] = {kind: severity for family in (*FAMILIES, tasks)
+KINDS: dict[str, str] = {kind: severity for family in (*FAMILIES, tasks, anchors)
                          for kind, severity in family.KINDS.items()}
 
 
@@ -48,6 +48,7 @@ def check(workspace: Workspace, scope: str | None = None) -> Report:
                 elsewhere = other_scopes(catalogs, target.name)
                 analysis = Analysis(catalog, snapshots[target.name], elsewhere, workspace.config).run()
                 analysis.problems += tasks.task_problems(workspace, target)
+                analysis.problems += anchors.problems(workspace, catalog)
                 reports.append(analysis.report())
     return Report(reports)
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from . import search
 
 from ..base import clock, errors, redact
-from ..model import frontmatter, memory
+from ..model import anchors, frontmatter, memory
 from ..workspace import layout
 from . import links
 from .lookup import check_slug_argument, locate, not_found, report_problems
@@ -178,6 +178,7 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
                 links.require_same_scope(workspace, catalog, check_slug_argument(str(superseded)))
             adopted = catalog.predecessor_layout
             path = new_memory_path(catalog, slug, new.type or memory.DEFAULT_TYPE)
+            new.fields = with_anchors(workspace, target_scope.name, new.fields, new.content)
             text, fields = render_new(new, slug=slug if adopted else None, scope=target_scope.name if adopted else None)
             rollback.write(path, text)
             created = memory.parse(text, path, target_scope.name, fields=fields)
@@ -281,14 +282,15 @@ class Changes:
     def __init__(self, title: str | None = None, content: str | None = None, append: str | None = None,
                  tags: list[str] | str | None = None, add_tags: list[str] | str | None = None,
                  remove_tags: list[str] | str | None = None, type: str | None = None,
-                 fields: dict[str, Any] | None = None) -> None:
+                 fields: dict[str, Any] | None = None, reanchor: bool = False) -> None:
         self.title, self.content, self.append, self.type = title, content, append, type
         self.tags, self.add_tags, self.remove_tags = tags, add_tags, remove_tags
         self.fields = fields or {}  # extra frontmatter to set (None removes a field)
+        self.reanchor = reanchor  # accept the current code: record every anchor afresh
 
     def empty(self) -> bool:
         return all(value is None for value in (self.title, self.content, self.append, self.tags, self.add_tags,
-                                               self.remove_tags, self.type)) and not self.fields
+                                               self.remove_tags, self.type)) and not self.fields and not self.reanchor
 
 
 def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None = None) -> memory.Memory:
@@ -311,9 +313,10 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
             if entry is None:
                 raise not_found(workspace, slug, [found_scope])
             current = _read(entry.path, found_scope, slug)
-            updated = _apply_changes(current, changes)
+            fields, body = _apply_changes(current, changes)
+            fields = _reanchored(workspace, found_scope.name, current, fields, body, changes.reanchor)
             links.drop_embedding(catalog, slug)
-            rewritten = _write_existing(catalog, current, *updated)
+            rewritten = _write_existing(catalog, current, fields, body)
             catalog.export()
         _embed_after_change(workspace, catalog, slug)
     _refresh_entrypoint(workspace, found_scope.name, {current.type, rewritten.type})
@@ -364,6 +367,32 @@ def _apply_changes(current: memory.Memory, changes: Changes) -> tuple[dict[str, 
     if current.document.newline == "\r\n" and body != current.body:  # a CRLF file stays CRLF throughout
         body = body.replace("\r\n", "\n").replace("\n", "\r\n")
     return fields, body
+
+
+def with_anchors(workspace: Workspace, scope_name: str, fields: dict[str, Any], content: str,
+                 keep: Iterable[anchors.Anchor] = ()) -> dict[str, Any]:
+    """`fields` with the memory's code anchors recorded (see model/anchors.py) as the last field;
+    without them when it names no project file. Only project and local memories are anchored."""
+    fields = {key: value for key, value in fields.items() if key != anchors.FIELD}
+    if scope_name in ("project", "local") and not workspace.project_is_global:
+        lines = anchors.record(workspace.project_dir, fields, content, keep=keep)
+        if lines:
+            fields[anchors.FIELD] = lines
+    return fields
+
+
+def _reanchored(workspace: Workspace, scope_name: str, current: memory.Memory, changes: dict[str, Any], body: str,
+                reanchor: bool) -> dict[str, Any]:
+    """The frontmatter changes of an update with the anchors brought up to date: anchors the
+    memory had keep their recorded ids unless `reanchor` (accepting the code as it is now)."""
+    merged = {key: value for key, value in {**current.fields, **changes}.items() if value is not frontmatter.DELETE}
+    kept = [] if reanchor else anchors.parse(current.fields.get(anchors.FIELD))
+    recorded = with_anchors(workspace, scope_name, merged, body, kept).get(anchors.FIELD)
+    if recorded and recorded != current.fields.get(anchors.FIELD):
+        return {**changes, anchors.FIELD: recorded}
+    if not recorded and anchors.FIELD in current.fields:
+        return {**changes, anchors.FIELD: frontmatter.DELETE}
+    return changes
 
 
 def _body_with(body: str, title: str, content: str) -> str:

@@ -19,6 +19,7 @@ from ..ops import search
 from ..ops.entrypoint import MANUAL_PLACEHOLDER, manual_section
 from ..catalog.catalog import Catalog, Entry, open_catalog
 from ..workspace.scopes import Workspace
+from . import codestate, output
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,23 +36,35 @@ _FILLER_PHRASES = re.compile(r"\b(go ahead|let'?s go|sounds good|looks good|than
 
 
 class Budget:
-    """Collects lines until the token budget would be exceeded."""
+    """Collects lines until the token budget, or the hooks' hard character limit, would be
+    exceeded; the text ends with what was left out and the command that shows it."""
 
     def __init__(self, tokens: int) -> None:
         self.tokens = max(tokens, 0)
         self.lines: list[str] = []
         self.used = 0
+        self.chars = 0
+        self.left_out: list[tuple[int, str]] = []
 
     def add(self, line: str) -> bool:
         cost = text.estimate_tokens(line + "\n")
-        if self.used + cost > self.tokens:
+        if self.used + cost > self.tokens or self.chars + len(line) + 1 > output.HARD_LIMIT:
             return False
         self.lines.append(line)
         self.used += cost
+        self.chars += len(line) + 1
         return True
 
+    def leave_out(self, count: int, command: str) -> None:
+        """`count` items did not fit; `command` shows them."""
+        if count > 0:
+            self.left_out.append((count, command))
+
+    def fits(self, candidate: str) -> bool:
+        return text.estimate_tokens(candidate) <= self.tokens and len(candidate) <= output.HARD_LIMIT
+
     def text(self) -> str:
-        return "\n".join(self.lines)
+        return output.fit(self.lines, self.left_out, self.fits)
 
 
 def _catalogs(workspace: Workspace) -> Iterable[Catalog]:
@@ -68,8 +81,15 @@ def _active(entries: Iterable[Entry]) -> list[Entry]:
 
 # -- session start ----------------------------------------------------------------------------
 
+SECTION_COMMANDS = {"Key decisions": "memory list --type decision", "Hubs": "memory list --type hub",
+                    "Open tasks": "memory task list", "Recent": "memory query --recent 8",
+                    "Last session": "memory list --type session --limit 1",
+                    "Project context": "cat .claude/memory/index.md"}  # what shows a section in full
+
+
 def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, extra: str = "") -> str:
-    """A compact summary of what memory holds, within `injection.session_start_max_tokens`."""
+    """A compact summary of what memory holds, within `injection.session_start_max_tokens`.
+    Memories whose anchored code is gone are named as possibly obsolete instead of listed."""
     budget = Budget(int(workspace.config.get("injection.session_start_max_tokens", 500)))
     counts: list[str] = []
     decisions: list[Entry] = []
@@ -96,32 +116,41 @@ def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, 
                 manual = ""
     if not counts and not open_tasks and not extra:
         return ""
+    found = codestate.states(workspace, [*decisions, *recent])
+    obsolete = list({codestate.key(entry): entry for entry in [*decisions, *recent]
+                     if codestate.is_gone(entry, found)}.values())
+    decisions = [entry for entry in decisions if not codestate.is_gone(entry, found)]
+    recent = [entry for entry in recent if not codestate.is_gone(entry, found)]
     budget.add("# Memory (persistent notes from earlier sessions; `memory search <words>`, `memory read <slug>`)")
     if counts:
         budget.add("Memories: " + "; ".join(counts) + ".")
     if extra:
         for line in extra.splitlines():
             budget.add(line)
+    sections = []
     if manual and manual != MANUAL_PLACEHOLDER:
-        if not manual.startswith("#"):
-            budget.add("## Project context")
-        for line in manual.splitlines()[:12]:
-            budget.add(line)
-    sections = [
-        ("Key decisions", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})"
-                           for entry in sorted(decisions, key=lambda item: item.updated, reverse=True)[:5]]),
-        ("Hubs", [f"- {entry.title} [{entry.slug}], {count} linked" for entry, count in hubs[:4]]),
-        ("Open tasks", [f"- {item}" for item in (open_tasks or [])[:6]]),
-        ("Recent", [f"- [{entry.type}] {entry.title} [{entry.slug}] ({age(entry.updated)})"
+        sections.append(("Project context", manual.splitlines()[:12], manual.startswith("#")))
+    sections += [
+        ("Key decisions", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)}){codestate.mark(entry, found)}"
+                           for entry in sorted(decisions, key=lambda item: item.updated, reverse=True)[:5]], False),
+        ("Hubs", [f"- {entry.title} [{entry.slug}], {count} linked" for entry, count in hubs[:4]], False),
+        ("Open tasks", [f"- {item}" for item in (open_tasks or [])[:6]], False),
+        ("Recent", [f"- [{entry.type}] {entry.title} [{entry.slug}] ({age(entry.updated)}){codestate.mark(entry, found)}"
                     for entry in sorted(recent, key=lambda item: item.updated, reverse=True)[:6]
-                    if entry.type != "session"]),
-        ("Last session", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})" for entry in sessions[:1]]),
+                    if entry.type != "session"], False),
+        ("Last session", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})" for entry in sessions[:1]], False),
+        ("", codestate.obsolete_notice(obsolete), True),
     ]
-    for heading, lines in sections:
-        if lines and budget.add(f"## {heading}"):
-            for line in lines:
-                if not budget.add(line):
-                    break
+    for heading, lines, headed in sections:
+        if not lines:
+            continue
+        if not headed and not budget.add(f"## {heading}"):
+            budget.leave_out(len(lines), SECTION_COMMANDS.get(heading, "memory verify --all"))
+            continue
+        for index, line in enumerate(lines):
+            if not budget.add(line):
+                budget.leave_out(len(lines) - index, SECTION_COMMANDS.get(heading, "memory verify --all"))
+                break
     return budget.text()
 
 
@@ -220,10 +249,13 @@ def _naming(catalog: Catalog, name: str) -> list[Entry]:
     return named
 
 
-def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str]) -> tuple[str, dict[str, str]]:
+def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str],
+                   session_state: dict | None = None) -> tuple[str, dict[str, str]]:
     """(text to inject, memories shown now as {scope:slug: content hash}) for one prompt.
 
     `seen` holds what this session was already shown; a memory comes again only if it changed.
+    A memory whose anchored code is gone is named as possibly obsolete (once per session, recorded
+    in `session_state`), not given as advice; one whose code changed carries a marker.
     """
     limit = int(workspace.config.get("injection.max_nodes_per_query", 5))
     budget = Budget(int(workspace.config.get("injection.prompt_max_tokens", 1000)))
@@ -232,20 +264,30 @@ def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str]) -> t
     shown: dict[str, str] = {}
     candidates = [candidate for candidate in relevant(workspace, prompt, limit=limit * 2)
                   if seen.get(f"{candidate.entry.scope}:{candidate.entry.slug}") != candidate.entry.content_hash]
-    if not candidates:
+    found = codestate.states(workspace, [candidate.entry for candidate in candidates[:limit]])
+    obsolete = [candidate.entry for candidate in candidates[:limit] if codestate.is_gone(candidate.entry, found)]
+    candidates = [candidate for candidate in candidates if not codestate.is_gone(candidate.entry, found)]
+    notice = codestate.obsolete_notice(obsolete, session_state)
+    if not candidates and not notice:
         return "", {}
 
-    budget.add("Relevant memories (from earlier sessions; `memory read <slug>` for the full text):")
-    for candidate in candidates[:limit]:
+    chosen = candidates[:limit]
+    if chosen:
+        budget.add("Relevant memories (from earlier sessions; `memory read <slug>` for the full text):")
+    for index, candidate in enumerate(chosen):
         entry = candidate.entry
-        head = f"- [{entry.type}] {entry.title} [{entry.slug}, {entry.scope}, updated {age(entry.updated)}]"
+        head = (f"- [{entry.type}] {entry.title} [{entry.slug}, {entry.scope}, updated {age(entry.updated)}]"
+                f"{codestate.mark(entry, found)}")
         if not budget.add(head):
+            budget.leave_out(len(chosen) - index, "memory search " + output.shell_quote(" ".join(prompt_terms(prompt)[:8])))
             break
         detail = memory.summary_of_file(entry.path, width=400)
         if detail:
             budget.add(f"  {detail}")
         shown[f"{entry.scope}:{entry.slug}"] = entry.content_hash
-    if not shown:
+    for line in notice:
+        budget.add(line)
+    if not shown and not notice:
         return "", {}
     return budget.text(), shown
 
