@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -69,8 +70,13 @@ def main(argv: list[str]) -> int:
     if not getattr(args, "handler", None):
         parser.error("choose a command: " + ", ".join(COMMANDS))
     workspace = Workspace(load_config=False)  # tasks need no settings; a broken config.json must not stop them
-    store = tasks.TaskStore(workspace, refresh_index_md=True)
+    store = tasks.TaskStore(workspace)
     code = args.handler(store, args)
+    if store.changed:  # index.md lists the open tasks
+        from _lib.ops import entrypoint
+
+        with contextlib.suppress(errors.Error, OSError):
+            entrypoint.refresh(workspace)
     _cli.print_warnings(workspace.warnings)
     return code
 
@@ -129,8 +135,8 @@ def run_show(store: tasks.TaskStore, args: argparse.Namespace) -> int:
     rows = [
         ("parent", task.get("parent") or "-"),
         ("children", ", ".join(task.get("children") or []) or "-"),
-        ("dependencies", store._describe(task.get("dependencies") or []) or "-"),
-        ("blocked by", store._describe(blocked) if blocked and task["status"] != "done" else ""),
+        ("dependencies", store.describe(task.get("dependencies") or []) or "-"),
+        ("blocked by", store.describe(blocked) if blocked and task["status"] != "done" else ""),
         ("agent", task.get("agent") or ""),
         ("started", task.get("startedAt") or ""),
         ("completed", task.get("completedAt") or ""),

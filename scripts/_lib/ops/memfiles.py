@@ -202,7 +202,7 @@ def update_json(workspace: Workspace, given: str, *, patch: str | None = None,
             raise errors.InvalidInput(f"{target.display} is not valid JSON: {exc}",
                                       "fix it with `memory file write` first") from None
         if patch is not None:
-            from ..tasks.taskstore import merge_patch
+            from ..tasks.entity import merge_patch
 
             updated = merge_patch(current, patch_value)
         else:
@@ -329,7 +329,7 @@ def _lock_for(workspace: Workspace, target: MemoryPath) -> Iterator[None]:
     from ..workspace import scopes
 
     if target.is_task_file:
-        from ..tasks.taskstore import LOCK_NAME
+        from ..tasks.files import LOCK_NAME
 
         lock = fsutil.exclusive_lock(scope.cache_dir / LOCK_NAME, what="task store")
     else:  # memory files, config.json, index.md: the lock `memory update`, `memory config` and the catalog hold

@@ -150,7 +150,7 @@ def validate_agent_tasks(workspace: Workspace, agent_type: str, *, test_timeout:
             entity = store.task(task_id)
             entity["validationResults"] = results
             entity["updatedAt"] = clock.now_iso()
-            store._save(entity)
+            store.save(entity)
             outcome = {"id": task_id, "testsPass": results["testsPass"],
                        "deliverablesExist": results["deliverablesExist"], "done": False, "blockedBy": []}
             if results["testsPass"] and results["deliverablesExist"]:
