@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib.vectors import embedder as embed, semantic
+from _lib.ops import semantic
+from _lib.vectors import embedder as embed
 from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\

@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 
 from . import fsutil
 
-RACY_NS = 2_000_000_000  # a file changed this recently may change again within its mtime tick
-
 
 def of(info: os.stat_result) -> str:
     """The stamp of a stat result."""
@@ -33,9 +31,9 @@ def file_stamp(path: Path | str) -> str | None:
         return None
 
 
-def racy(stamp: str, within_ns: int = RACY_NS) -> bool:
-    """Whether the stamped file changed so recently that a change within the same mtime tick
-    could still follow unseen."""
+def racy(stamp: str, within_ns: int) -> bool:
+    """Whether the stamped file changed within the last `within_ns`: so recently that a change
+    within the same mtime tick could still follow unseen."""
     return time.time_ns() - int(stamp.split(":")[1]) < within_ns
 
 

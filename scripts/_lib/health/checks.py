@@ -809,7 +809,7 @@ class Analysis:
         return self.cache_files
 
     def _caches(self) -> None:
-        from ..vectors.embedder import Settings, canonical_model, configured_model
+        from ..vectors.providers import Settings, canonical_model, configured_model
 
         files = self._cache_listing()
         if not files:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from . import search
 
 from ..base import clock, errors, redact
-from ..vectors import embedder as embed
+from ..vectors import backfill as embedding
 from ..model import frontmatter, memory
 from ..workspace import layout
 from . import links
@@ -236,7 +236,7 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
             if superseded is not None:
                 created = _supersede(catalog, created, str(superseded))
             catalog.export()
-        embed.after_change(workspace, catalog, [slug])  # outside the lock: a model never holds up writers
+        embedding.after_change(workspace, catalog, [slug])  # outside the lock: a model never holds up writers
     _refresh_entrypoint(workspace, target_scope.name, {created.type, "decision" if superseded else ""})
     return created
 
@@ -356,7 +356,7 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
             links.drop_embedding(catalog, slug)
             rewritten = _write_existing(catalog, current, *updated)
             catalog.export()
-        embed.after_change(workspace, catalog, [slug])  # outside the lock: a model never holds up writers
+        embedding.after_change(workspace, catalog, [slug])  # outside the lock: a model never holds up writers
     _refresh_entrypoint(workspace, found_scope.name, {current.type, rewritten.type})
     return rewritten
 

@@ -21,11 +21,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from .embedder import Settings
+    from .providers import Settings
 
 from ..base import errors, fsutil
 from . import staticmodel
-from .embedder import Status, Unavailable
+from .providers import Status, Unavailable
 
 INDEX_DIR_NAME = "static-models"   # in the global scope's .cache
 DIGESTS_NAME = "digests.json"      # local model directory -> digest of its files, by file stamps
@@ -34,7 +34,7 @@ MAX_DIGESTS = 8
 
 
 class Embedded:
-    """A static model, loaded once per process; the provider interface of embed.Ollama."""
+    """A static model, loaded once per process; the provider interface of providers.Ollama."""
 
     name = "the embedded model"
     kind = "embedded"
