@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
 from ..base import errors, fsutil, redact
+from ..base.text import decode as decode_text
 
 EXTENSIONS = (".json", ".md", ".txt", ".yaml", ".yml")
 PREFIX = ".claude/memory/"
@@ -350,9 +351,4 @@ def _after_write(workspace: Workspace, target: MemoryPath) -> None:
 def _decode(raw: bytes, display: str) -> str:
     if len(raw) > MAX_BYTES:
         raise errors.InvalidInput(f"{display} is larger than {MAX_BYTES // (1024 * 1024)} MiB")
-    if b"\x00" in raw:
-        raise errors.InvalidInput(f"{display} holds binary data (NUL bytes)", "memory files are text")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise errors.InvalidInput(f"{display} is not UTF-8 text (byte {exc.start})") from None
+    return decode_text(raw, display, hint="memory files are text")

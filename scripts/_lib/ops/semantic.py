@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .store import Filters
 
 from ..base import errors
+from ..catalog import readable
+from ..catalog.catalog import open_catalog
 from ..catalog.vectors import content_hashes, updated_times
 from ..vectors import cache, embedder as embed
 from ..vectors.pack import Pack
@@ -153,13 +155,11 @@ class _Scope:
 
 
 def _catalogs(workspace: Workspace, stack: contextlib.ExitStack, filters: Filters) -> list[Catalog]:
-    from . import store
-
-    found = []
+    found = []  # all open at once (the walk of readable.catalogs closes each before the next)
     for scope in workspace.readable_scopes(filters.scope):
-        catalog = stack.enter_context(store.catalog_for(workspace, scope))
+        catalog = stack.enter_context(open_catalog(workspace, scope))
         if catalog is not None:
-            store._report_problems(workspace, catalog.problems())
+            readable.report_problems(workspace, catalog.problems())
             found.append(catalog)
     return found
 

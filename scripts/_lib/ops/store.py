@@ -22,7 +22,7 @@ from ..vectors import backfill as embedding
 from ..model import frontmatter, memory
 from ..workspace import layout
 from . import links
-from ..catalog import rollback
+from ..catalog import readable, rollback
 from ..catalog.catalog import NOT_MEMORIES, Catalog, Entry, Problem, open_catalog
 from ..workspace.scopes import Scope, Workspace, prepare_for_write
 
@@ -33,11 +33,6 @@ RESERVED_FIELDS = ("type", "tags", "created", "updated", "links", memory.LABELS_
 # -- opening scopes -----------------------------------------------------------------------
 
 catalog_for = open_catalog  # the scope's catalog, up to date with its files (see index.open_catalog)
-
-
-def _report_problems(workspace: Workspace, problems: Iterable[Problem]) -> None:
-    for problem in problems:
-        workspace.warn(f"skipping broken memory file {problem.path}: {problem.message}")
 
 
 def _check_slug_argument(slug: str) -> str:
@@ -137,8 +132,8 @@ def validate_new(new: NewMemory) -> NewMemory:
         updated = max(updated, created)
     link_targets = [_check_slug_argument(target) for target in dict.fromkeys(new.links) if target]
     status = new.fields.get("status")
-    if status is not None and status not in memory.STATUSES:
-        raise errors.InvalidInput(f"unknown status {status!r}", "use one of: " + ", ".join(memory.STATUSES))
+    if status is not None:
+        memory.check_status(status)
     fields = {key: value for key, value in new.fields.items() if key not in RESERVED_FIELDS}
     return NewMemory(title, memory_type, tags, content, slug, link_targets, created, updated, fields)
 
@@ -382,8 +377,8 @@ def _apply_changes(current: memory.Memory, changes: Changes) -> tuple[dict[str, 
         if tags != current.tags:
             fields["tags"] = tags
     status = changes.fields.get("status")
-    if status is not None and status not in memory.STATUSES:
-        raise errors.InvalidInput(f"unknown status {status!r}", "use one of: " + ", ".join(memory.STATUSES))
+    if status is not None:
+        memory.check_status(status)
     for key, value in changes.fields.items():
         if key in RESERVED_FIELDS:
             raise errors.InvalidInput(f"field {key!r} cannot be set this way", "use the matching option")
@@ -420,13 +415,7 @@ def _write_existing(catalog: Catalog, current: memory.Memory, fields: dict[str, 
     now = clock.now_iso()
     if current.created and (clock.parse(current.created) or clock.now()) > clock.now():
         now = current.created  # never let updated fall before a (skewed) created
-    fields = {**fields, "updated": now}
-    text = frontmatter.rewrite(current.document, fields, body=body, quoted=memory.TIMESTAMP_FIELDS,
-                               name=f"memory file {current.path}")
-    rollback.write(current.path, text)
-    rewritten = memory.read_file(current.path, catalog.scope.name, root=catalog.scope.root)
-    catalog.record(rewritten)
-    return rewritten
+    return rollback.rewrite(catalog, current, {**fields, "updated": now}, body=body)
 
 
 # -- delete ---------------------------------------------------------------------------------
@@ -494,17 +483,13 @@ def check_filters(filters: Filters, workspace: Workspace | None = None) -> Filte
             memory.check_type(memory_type)  # raises with the list of types
     if filters.tag is not None and not memory.LOOKUP_RE.fullmatch(filters.tag):
         memory.check_tag(filters.tag)
-    if filters.status is not None and filters.status not in memory.STATUSES:
-        raise errors.InvalidInput(f"unknown status {filters.status!r}", "use one of: " + ", ".join(memory.STATUSES))
+    if filters.status is not None:
+        memory.check_status(filters.status)
     return filters
 
 
 def _type_in_use(workspace: Workspace, memory_type: str, scope: str | None) -> bool:
-    for target in workspace.readable_scopes(scope):
-        with catalog_for(workspace, target, refresh=False) as catalog:
-            if catalog is not None and catalog.has_type(memory_type):
-                return True
-    return False
+    return any(catalog.has_type(memory_type) for _, catalog in readable.catalogs(workspace, scope, refresh=False))
 
 
 def visible_entries(workspace: Workspace, filters: Filters, *, order: str = "slug", descending: bool = False,
@@ -516,13 +501,9 @@ def visible_entries(workspace: Workspace, filters: Filters, *, order: str = "slu
     """
     found: list[Entry] = []
     since = clock.to_iso(filters.since) if filters.since else None
-    for scope in workspace.readable_scopes(filters.scope):
-        with catalog_for(workspace, scope) as catalog:
-            if catalog is None:
-                continue
-            _report_problems(workspace, catalog.problems())
-            found += catalog.entries(types=filters.types, tag=filters.tag, status=filters.status, since=since,
-                                     order=order, descending=descending, limit=limit)
+    for _, catalog in readable.catalogs(workspace, filters.scope, report=True):
+        found += catalog.entries(types=filters.types, tag=filters.tag, status=filters.status, since=since,
+                                 order=order, descending=descending, limit=limit)
     return found
 
 
@@ -547,21 +528,17 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
     if not query.strip():
         raise errors.InvalidInput("empty search query", 'give some words to look for, e.g. memory search "oauth token"')
     hits: list[search.Hit] = []
-    for scope in workspace.readable_scopes(filters.scope):
-        with catalog_for(workspace, scope) as catalog:
-            if catalog is None:
+    for _, catalog in readable.catalogs(workspace, filters.scope, report=True):
+        kept = 0
+        filtered = filters.types or filters.tag or filters.since or filters.status
+        for slug, score in search.rank(catalog, query, limit=None if filtered else limit):
+            entry = catalog.get(slug)
+            if entry is None or not filters.accepts(entry):
                 continue
-            _report_problems(workspace, catalog.problems())
-            kept = 0
-            filtered = filters.types or filters.tag or filters.since or filters.status
-            for slug, score in search.rank(catalog, query, limit=None if filtered else limit):
-                entry = catalog.get(slug)
-                if entry is None or not filters.accepts(entry):
-                    continue
-                hits.append(search.Hit(entry, score))
-                kept += 1
-                if kept >= limit:
-                    break
+            hits.append(search.Hit(entry, score))
+            kept += 1
+            if kept >= limit:
+                break
     ranked = sorted(hits, key=lambda hit: -hit.score)[:limit]
     for hit in ranked:
         with contextlib.suppress(OSError, UnicodeDecodeError, errors.Error):
@@ -582,10 +559,7 @@ class Reindexed:
 def reindex(workspace: Workspace, scope: str | None = None) -> list[Reindexed]:
     """Rebuild the catalog, index.json and graph.json of each scope from its files."""
     results = []
-    for target in workspace.readable_scopes(scope):
-        with catalog_for(workspace, target, refresh=False) as catalog:
-            if catalog is None:
-                continue
-            catalog.rebuild()
-            results.append(Reindexed(target.name, len(catalog.slugs()), catalog.problems()))
+    for target, catalog in readable.catalogs(workspace, scope, refresh=False):
+        catalog.rebuild()
+        results.append(Reindexed(target.name, len(catalog.slugs()), catalog.problems()))
     return results

@@ -12,9 +12,9 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 
 from ..base import fsutil
+from ..base.paths import data_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,16 +22,6 @@ if TYPE_CHECKING:
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 STALE_AFTER = 14 * 24 * 3600  # seconds: state of sessions idle this long is removed
-
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """$CLAUDE_PLUGIN_DATA, else a directory inside the global memory cache."""
-    env = os.environ if env is None else env
-    explicit = env.get("CLAUDE_PLUGIN_DATA")
-    if explicit:
-        return Path(explicit)
-    config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-    return Path(config_dir) / "memory" / ".cache" / "plugin-data"
 
 
 def safe_id(session_id: object) -> str | None:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 from ..base import errors
 from ..catalog import vectors as catalog_vectors
-from ..catalog.catalog import open_catalog
+from ..catalog import readable
 from .cache import remove_orphans
 from .embedder import Embedder, embed_memories, read_memories
 from .providers import NOT_SET_UP, Unavailable
@@ -85,39 +85,36 @@ def backfill(workspace: Workspace, scope: str | None = None, *, everything: bool
     embedder.ready(refresh=True)
     batch = batch or (BATCH_MEMORIES_IN_PROCESS if embedder.ready().in_process else BATCH_MEMORIES)
     results = []
-    for target in workspace.readable_scopes(scope):
-        with open_catalog(workspace, target) as catalog:
-            if catalog is None:
-                continue
-            model = embedder.model
-            with catalog.locked():
-                removed = remove_orphans(catalog)
-            pack = packed.Pack.fresh(catalog, model)
-            current = catalog_vectors.content_hashes(catalog)
-            result = Backfill(target.name, len(current))
-            result.removed = removed
-            todo = sorted(slug for slug, content_hash in current.items()
-                          if everything or not pack.usable(slug, content_hash))
-            result.up_to_date = len(current) - len(todo)
-            expected = None if everything or not pack.rows else pack.dim
+    for target, catalog in readable.catalogs(workspace, scope):
+        model = embedder.model
+        with catalog.locked():
+            removed = remove_orphans(catalog)
+        pack = packed.Pack.fresh(catalog, model)
+        current = catalog_vectors.content_hashes(catalog)
+        result = Backfill(target.name, len(current))
+        result.removed = removed
+        todo = sorted(slug for slug, content_hash in current.items()
+                      if everything or not pack.usable(slug, content_hash))
+        result.up_to_date = len(current) - len(todo)
+        expected = None if everything or not pack.rows else pack.dim
+        if progress:
+            progress(target.name, 0, len(todo))
+        for start in range(0, len(todo), batch):
+            slugs = todo[start:start + batch]
+            items = read_memories(catalog, slugs)
+            try:
+                written = embed_memories(embedder, catalog, items, expected_dim=expected)
+            except Unavailable as exc:
+                if start:
+                    exc.message += (f" (after embedding {result.embedded} of {len(todo)} in the {target.name} "
+                                    "scope; run `memory embed` again to continue)")
+                raise
+            if expected is None and written:
+                expected = embedder.ready().dim
+            result.embedded += len(written)
+            result.skipped += len(slugs) - len(written)
             if progress:
-                progress(target.name, 0, len(todo))
-            for start in range(0, len(todo), batch):
-                slugs = todo[start:start + batch]
-                items = read_memories(catalog, slugs)
-                try:
-                    written = embed_memories(embedder, catalog, items, expected_dim=expected)
-                except Unavailable as exc:
-                    if start:
-                        exc.message += (f" (after embedding {result.embedded} of {len(todo)} in the {target.name} "
-                                        "scope; run `memory embed` again to continue)")
-                    raise
-                if expected is None and written:
-                    expected = embedder.ready().dim
-                result.embedded += len(written)
-                result.skipped += len(slugs) - len(written)
-                if progress:
-                    progress(target.name, min(start + batch, len(todo)), len(todo))
-            packed.Pack.fresh(catalog, model)  # so the first search need not pack the new entries
-            results.append(result)
+                progress(target.name, min(start + batch, len(todo)), len(todo))
+        packed.Pack.fresh(catalog, model)  # so the first search need not pack the new entries
+        results.append(result)
     return embedder, results

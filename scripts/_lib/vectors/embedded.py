@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .providers import Settings
 
 from ..base import errors, fsutil
+from ..base.stamps import file_stamp
 from . import staticmodel
 from .providers import Status, Unavailable
 
@@ -140,13 +141,9 @@ def index_dir(global_root: Path) -> Path | None:
 
 def directory_identity(directory: Path, memo_dir: Path | None) -> str:
     """`<directory name>@<digest>`: a digest of the model's files, remembered by their stamps."""
-    stamps = []
-    for name in staticmodel.FILES:
-        try:
-            info = os.stat(directory / name)
-        except OSError:
-            return directory.name  # missing files: load() says which
-        stamps.append([name, info.st_size, info.st_mtime_ns, info.st_ino])
+    stamps = [[name, file_stamp(directory / name)] for name in staticmodel.FILES]
+    if any(stamp is None for _, stamp in stamps):
+        return directory.name  # missing files: load() says which
     key = os.path.realpath(directory)
     memo_path = memo_dir / DIGESTS_NAME if memo_dir is not None else None
     memo: dict[str, Any] = {}
