@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 from ..base import clock, redact
 from . import trust as tasktrust
-from .taskstore import MAX_TITLE, TaskStore, sort_ids
+from .entity import MAX_TITLE, sort_ids
+from .taskstore import TaskStore
 
 
 # -- hooks: SubagentStop validation ---------------------------------------------------------
