@@ -346,7 +346,7 @@ def test_quantised_scores_match_exact_cosine(rows: int, dim: int, seed: int) -> 
     from array import array
 
     weights, scale, total = vector_pack.quantise(query)
-    got = vector_pack.Pack.scores(weights, scale, total, columns, rows, array("d", [q[1] for q in quantised]),
+    got = vector_pack.scores(weights, scale, total, columns, rows, array("d", [q[1] for q in quantised]),
                                 array(vector_pack.U32, [q[2] for q in quantised]))
     for vector, score in zip(vectors, got):
         norm = math.sqrt(sum(x * x for x in vector)) * math.sqrt(sum(x * x for x in query))

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 from ..base import errors, fsutil, stamps
 from .entity import ID_RE, STATUSES, index_entry, sort_ids
-from .rules import with_progress
+from .rules import progress, with_progress
 
 INDEX_VERSION = "1.0.0"
 LOCK_NAME = "tasks.lock"
@@ -132,6 +132,45 @@ class TaskFiles:
     def invalidate(self) -> None:
         """Forget the recorded stamps: the next command rebuilds the index (after direct file edits)."""
         fsutil.remove_file(self.stamp_path)
+
+    def index_problems(self, entries: Entries) -> list[str]:
+        """How task-index.json disagrees with the task files, when someone else changed it.
+
+        An index this store wrote and that is merely stale (task files edited since) is
+        rebuilt by the next command, like any derived file; one changed by hand, or by
+        another tool, is reported.
+        """
+        recorded = self.recorded_index_stamp()
+        current = stamps.file_stamp(self.index_path)
+        if recorded is None or recorded == current or current is None:
+            return []  # no record of our last write (e.g. after a direct task file write): nothing to compare
+        from ..base import schema
+
+        try:
+            with open(self.index_path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except OSError:
+            return []
+        except ValueError as exc:
+            return [f"not readable JSON: {exc}"]
+        violations = schema.validate(data, schema.load("task-index"))
+        if violations:
+            return [f"schema: {violation}" for violation in violations[:5]]
+        derived = {task_id: dict(entry, progress=progress(entries, task_id))
+                   for task_id, entry in entries.items()}
+        listed: dict[str, dict[str, Any]] = {item["id"]: item for item in data["tasks"]}
+        found: list[str] = []
+        for task_id in sort_ids(set(listed) | set(derived)):
+            if task_id not in derived:
+                found.append(f"lists {task_id}, which has no valid tasks/{task_id}.json")
+            elif task_id not in listed:
+                found.append(f"does not list {task_id}")
+            else:
+                for key in ("type", "status", "parent", "children", "dependencies", "progress", "deliverables"):
+                    if key in listed[task_id] and listed[task_id][key] != derived[task_id].get(key):
+                        found.append(f"gives {task_id} {key} {json.dumps(listed[task_id][key])}, but tasks/*.json "
+                                     f"give {json.dumps(derived[task_id].get(key))}")
+        return found
 
     # -- task files ---------------------------------------------------------------------------
 

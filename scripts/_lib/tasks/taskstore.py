@@ -29,7 +29,6 @@ reported by `memory task validate` and `memory health`, and fixed by `--fix` and
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 
 TYPE_CHECKING = False
@@ -40,8 +39,8 @@ if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
     from .rules import Entries
 
-from ..base import clock, errors, fsutil, stamps
-from . import journal, queries, rules
+from ..base import clock, errors, fsutil
+from . import integrity, journal, queries, rules
 from .entity import (  # noqa: F401  (ID_RE, STATUSES, TYPES, LIST_FIELDS, sort_ids, type_of, merge_patch: the store's API)
     ID_RE,
     LIST_FIELDS,
@@ -540,80 +539,7 @@ class TaskStore:
         `fixable`: `fix` repairs it (it follows from the ids and statuses). What a killed
         command left is completed first, as every command does.
         """
-        from ..base import schema
-
-        if self.tasks_dir.is_dir():
-            self.recover()
-        task_schema = schema.load("task")
-        problems: list[dict[str, Any]] = []
-        warnings: list[dict[str, str]] = []
-        entities: dict[str, dict[str, Any]] = {}
-
-        def problem(task_id: str, message: str, fixable: bool = False) -> None:
-            problems.append({"id": task_id, "message": message, "fixable": fixable})
-
-        for stem, entity, trouble in self.files.read_files():
-            if trouble:
-                problem(stem, f"tasks/{stem}.json: {trouble}")
-                continue
-            violations = schema.validate(entity, task_schema)
-            for violation in violations:
-                problem(stem, f"schema: {violation}")
-            entry, why = index_entry(entity, stem)
-            if entry is None:
-                if not violations or "does not match the file name" in str(why):
-                    problem(stem, f"tasks/{stem}.json {why}")
-                continue
-            entities[stem] = entry
-        rules.structure_problems(entities, problem, warnings)
-        index_problems = self._index_problems(entities)
-        for message in index_problems:
-            problem(INDEX_NAME, message, True)
-        if not index_problems:  # leave a stale or missing index rebuilt, as every command does
-            count = len(self.workspace.warnings)
-            with contextlib.suppress(errors.Error):
-                self.entries  # noqa: B018
-            del self.workspace.warnings[count:]  # its "skipping tasks/..." notes repeat the problems above
-        return {"tasks": len(entities), "problems": problems, "warnings": warnings}
-
-    def _index_problems(self, entries: Entries) -> list[str]:
-        """How task-index.json disagrees with the task files, when someone else changed it.
-
-        An index this store wrote and that is merely stale (task files edited since) is
-        rebuilt by the next command, like any derived file; one changed by hand, or by
-        another tool, is reported.
-        """
-        recorded = self.files.recorded_index_stamp()
-        current = stamps.file_stamp(self.index_path)
-        if recorded is None or recorded == current or current is None:
-            return []  # no record of our last write (e.g. after a direct task file write): nothing to compare
-        from ..base import schema
-
-        try:
-            with open(self.index_path, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except OSError:
-            return []
-        except ValueError as exc:
-            return [f"not readable JSON: {exc}"]
-        violations = schema.validate(data, schema.load("task-index"))
-        if violations:
-            return [f"schema: {violation}" for violation in violations[:5]]
-        derived = {task_id: dict(entry, progress=rules.progress(entries, task_id))
-                   for task_id, entry in entries.items()}
-        listed: dict[str, dict[str, Any]] = {item["id"]: item for item in data["tasks"]}
-        found: list[str] = []
-        for task_id in sort_ids(set(listed) | set(derived)):
-            if task_id not in derived:
-                found.append(f"lists {task_id}, which has no valid tasks/{task_id}.json")
-            elif task_id not in listed:
-                found.append(f"does not list {task_id}")
-            else:
-                for key in ("type", "status", "parent", "children", "dependencies", "progress", "deliverables"):
-                    if key in listed[task_id] and listed[task_id][key] != derived[task_id].get(key):
-                        found.append(f"gives {task_id} {key} {json.dumps(listed[task_id][key])}, but tasks/*.json "
-                                     f"give {json.dumps(derived[task_id].get(key))}")
-        return found
+        return integrity.check(self)
 
     def fix(self) -> list[str]:
         """Repair what follows from the ids: parent, children, type and rolled-up status."""

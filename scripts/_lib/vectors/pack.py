@@ -45,7 +45,7 @@ def quantise(vector: list[float]) -> tuple[bytes, float, int]:
     """(bytes 1..127 = ZERO + round(63 * x / max|x|), scale back to unit length, byte sum).
 
     Seven bits keep sum(u * w) over 1,040 dimensions below 2**24, so the lanes of the
-    big-integer product (see Pack.scores) need only three bytes for most models.
+    big-integer product (see scores) need only three bytes for most models.
     """
     norm = math.sqrt(math.fsum(x * x for x in vector))
     peak = max(max(vector), -min(vector)) if vector else 0.0
@@ -113,7 +113,7 @@ class Pack:
         path = catalog.scope.cache_dir / PACK_NAME
         directory = catalog.embedding_dir
         dir_stamp = file_stamp(directory)
-        pack = cls.read(path)
+        pack = read(path)
         if pack is not None and not same_model(pack.model, model):
             pack = None
         if pack is not None and dir_stamp is not None and pack.dir_stamp == dir_stamp:
@@ -125,62 +125,8 @@ class Pack:
         updated.dir_stamp = None if racy(dir_stamp, RACY_NS) else dir_stamp  # racy: check the files again next time
         if pack is None or updated is not pack or updated.dir_stamp != saved_stamp:
             with contextlib.suppress(OSError):
-                updated.write(path)
+                write(updated, path)
         return updated
-
-    @classmethod
-    def read(cls, path: Path, *, header_only: bool = False) -> Any:
-        """The pack saved at `path` (its PackHeader only, with `header_only`); None when missing,
-        damaged or from another version."""
-        try:
-            with open(path, "rb") as handle:
-                raw = handle.read(4096) if header_only else handle.read()
-        except OSError:
-            return None
-        try:
-            if raw[:8] != PACK_MAGIC:
-                return None
-            size = int.from_bytes(raw[8:12], "little")
-            header = json.loads(raw[12:12 + size])
-            if (header.get("version") != PACK_VERSION or header.get("byteorder") != sys.byteorder
-                    or not isinstance(header.get("model"), str)):
-                return None
-            dim, rows, memories = int(header["dim"]), int(header["rows"]), int(header["memories"])
-            if header_only:
-                return PackHeader(header["model"], dim, rows, header.get("dirStamp"))
-            view = memoryview(raw)
-            position = 12 + size
-            texts = []
-            for length in header["texts"]:
-                texts.append(bytes(view[position:position + length]).decode("utf-8"))
-                position += length
-            slugs, hashes, stamps = [text.split("\n") if memories else [] for text in texts]
-            counts = array(U32)
-            counts.frombytes(view[position:position + 4 * memories])
-            position += 4 * memories
-            scales = array("d")
-            scales.frombytes(view[position:position + 8 * rows])
-            position += 8 * rows
-            sums = array(U32)
-            sums.frombytes(view[position:position + 4 * rows])
-            position += 4 * rows
-            columns = view[position:position + rows * dim]
-            if (len(columns) != rows * dim or not len(slugs) == len(hashes) == len(stamps) == memories
-                    or sum(counts) != rows):
-                return None
-            return cls(header["model"], dim, slugs, hashes, stamps, list(counts), scales, sums, columns,
-                       header.get("dirStamp"))
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError, OverflowError):
-            return None
-
-    def write(self, path: Path) -> None:
-        texts = ["\n".join(items).encode("utf-8") for items in (self.slugs, self.hashes, self.stamps)]
-        header = json.dumps({"version": PACK_VERSION, "byteorder": sys.byteorder, "model": self.model,
-                             "dim": self.dim, "rows": self.rows, "memories": len(self.slugs),
-                             "dirStamp": self.dir_stamp, "texts": [len(text) for text in texts]}).encode()
-        fsutil.write_atomically(path, b"".join([PACK_MAGIC, len(header).to_bytes(4, "little"), header, *texts,
-                                                array(U32, self.counts).tobytes(), self.scales.tobytes(),
-                                                self.sums.tobytes(), bytes(self.columns)]), durable=False)
 
     def _rebuilt(self, directory: Path, files: dict[str, str]) -> "Pack":
         """This pack with the cache files whose stamps changed re-read (self when none did)."""
@@ -250,49 +196,7 @@ class Pack:
         if not rows or len(vector) != dim:
             return [0.0] * rows
         weights, query_scale, query_sum = quantise(vector)
-        return self.scores(weights, query_scale, query_sum, self.columns, rows, self.scales, self.sums)
-
-    @staticmethod
-    def scores(weights: bytes, query_scale: float, query_sum: int, columns: bytes | memoryview | list[int],
-                rows: int, scales: Any, sums: Any) -> list[float]:
-        # Each column becomes one integer whose lanes (3 or 4 bytes) hold the rows' bytes;
-        # adding weight * column over all columns leaves sum(w_i * u_ri) in lane r (it fits
-        # the lane: no carries), i.e. every row's dot product in len(weights) steps. Columns
-        # of equal weight are added first and multiplied once. `columns` may also be those
-        # integers already made (see similar_pairs).
-        width = lane_bytes(len(weights))
-        if isinstance(columns, list):
-            integer = columns.__getitem__
-        else:
-            view = memoryview(columns)
-            lanes_buffer = bytearray(width * rows)
-            from_bytes = int.from_bytes
-
-            def integer(column: int) -> int:
-                lanes_buffer[0::width] = view[column * rows:(column + 1) * rows]
-                return from_bytes(lanes_buffer, "little")
-        total = same = 0
-        current = 0
-        for column in sorted(range(len(weights)), key=weights.__getitem__):
-            if weights[column] != current:
-                total += current * same
-                current, same = weights[column], 0
-            same += integer(column)
-        total += current * same
-        packed = total.to_bytes(width * rows, "little")
-        if width == 3:
-            wide = bytearray(4 * rows)
-            for byte in range(3):
-                wide[byte::4] = packed[byte::3]
-            packed = bytes(wide)
-        lanes = array(U32)
-        lanes.frombytes(packed)
-        if sys.byteorder != "little":
-            lanes.byteswap()
-        # sum((u - Z) * (w - Z)) = sum(u * w) - Z * (sum(u) + sum(w)) + Z * Z * dim, Z = ZERO
-        offset = ZERO * ZERO * len(weights) - ZERO * query_sum
-        return [(lane - ZERO * row_sum + offset) * scale * query_scale
-                for lane, row_sum, scale in zip(lanes, sums, scales)]
+        return scores(weights, query_scale, query_sum, self.columns, rows, self.scales, self.sums)
 
     def best(self, vector: list[float], current: dict[str, str]) -> dict[str, tuple[float, int]]:
         """slug -> (best approximate cosine over its rows, which row) of every memory whose
@@ -327,7 +231,7 @@ class Pack:
 
 def cached_dimension(catalog: Catalog, model: str) -> int | None:
     """The size of the scope's cached vectors for `model` (None when it has none)."""
-    header = Pack.read(catalog.scope.cache_dir / PACK_NAME, header_only=True)
+    header = read(catalog.scope.cache_dir / PACK_NAME, header_only=True)
     if header is not None and same_model(header.model, model) and header.rows:
         return header.dim
     entry = cache.first_cached(catalog, model)
@@ -340,3 +244,102 @@ def gather(data: bytes | memoryview, indexes: Any) -> bytes:
     if len(indexes) == 1:
         return bytes([data[indexes[0]]])
     return bytes(itemgetter(*indexes)(data))
+
+
+def read(path: Path, *, header_only: bool = False) -> Any:
+    """The pack saved at `path` (its PackHeader only, with `header_only`); None when missing,
+    damaged or from another version."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(4096) if header_only else handle.read()
+    except OSError:
+        return None
+    try:
+        if raw[:8] != PACK_MAGIC:
+            return None
+        size = int.from_bytes(raw[8:12], "little")
+        header = json.loads(raw[12:12 + size])
+        if (header.get("version") != PACK_VERSION or header.get("byteorder") != sys.byteorder
+                or not isinstance(header.get("model"), str)):
+            return None
+        dim, rows, memories = int(header["dim"]), int(header["rows"]), int(header["memories"])
+        if header_only:
+            return PackHeader(header["model"], dim, rows, header.get("dirStamp"))
+        view = memoryview(raw)
+        position = 12 + size
+        texts = []
+        for length in header["texts"]:
+            texts.append(bytes(view[position:position + length]).decode("utf-8"))
+            position += length
+        slugs, hashes, stamps = [text.split("\n") if memories else [] for text in texts]
+        counts = array(U32)
+        counts.frombytes(view[position:position + 4 * memories])
+        position += 4 * memories
+        scales = array("d")
+        scales.frombytes(view[position:position + 8 * rows])
+        position += 8 * rows
+        sums = array(U32)
+        sums.frombytes(view[position:position + 4 * rows])
+        position += 4 * rows
+        columns = view[position:position + rows * dim]
+        if (len(columns) != rows * dim or not len(slugs) == len(hashes) == len(stamps) == memories
+                or sum(counts) != rows):
+            return None
+        return Pack(header["model"], dim, slugs, hashes, stamps, list(counts), scales, sums, columns,
+                   header.get("dirStamp"))
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, OverflowError):
+        return None
+
+
+def write(pack: Pack, path: Path) -> None:
+    """Save `pack` (atomically; derived data, so without fsync)."""
+    texts = ["\n".join(items).encode("utf-8") for items in (pack.slugs, pack.hashes, pack.stamps)]
+    header = json.dumps({"version": PACK_VERSION, "byteorder": sys.byteorder, "model": pack.model,
+                         "dim": pack.dim, "rows": pack.rows, "memories": len(pack.slugs),
+                         "dirStamp": pack.dir_stamp, "texts": [len(text) for text in texts]}).encode()
+    fsutil.write_atomically(path, b"".join([PACK_MAGIC, len(header).to_bytes(4, "little"), header, *texts,
+                                            array(U32, pack.counts).tobytes(), pack.scales.tobytes(),
+                                            pack.sums.tobytes(), bytes(pack.columns)]), durable=False)
+
+
+def scores(weights: bytes, query_scale: float, query_sum: int, columns: bytes | memoryview | list[int],
+           rows: int, scales: Any, sums: Any) -> list[float]:
+    """Approximate cosines of a quantised query (`weights`, its scale and byte sum) with every row."""
+    # Each column becomes one integer whose lanes (3 or 4 bytes) hold the rows' bytes;
+    # adding weight * column over all columns leaves sum(w_i * u_ri) in lane r (it fits
+    # the lane: no carries), i.e. every row's dot product in len(weights) steps. Columns
+    # of equal weight are added first and multiplied once. `columns` may also be those
+    # integers already made (see similar_pairs).
+    width = lane_bytes(len(weights))
+    if isinstance(columns, list):
+        integer = columns.__getitem__
+    else:
+        view = memoryview(columns)
+        lanes_buffer = bytearray(width * rows)
+        from_bytes = int.from_bytes
+
+        def integer(column: int) -> int:
+            lanes_buffer[0::width] = view[column * rows:(column + 1) * rows]
+            return from_bytes(lanes_buffer, "little")
+    total = same = 0
+    current = 0
+    for column in sorted(range(len(weights)), key=weights.__getitem__):
+        if weights[column] != current:
+            total += current * same
+            current, same = weights[column], 0
+        same += integer(column)
+    total += current * same
+    packed = total.to_bytes(width * rows, "little")
+    if width == 3:
+        wide = bytearray(4 * rows)
+        for byte in range(3):
+            wide[byte::4] = packed[byte::3]
+        packed = bytes(wide)
+    lanes = array(U32)
+    lanes.frombytes(packed)
+    if sys.byteorder != "little":
+        lanes.byteswap()
+    # sum((u - Z) * (w - Z)) = sum(u * w) - Z * (sum(u) + sum(w)) + Z * Z * dim, Z = ZERO
+    offset = ZERO * ZERO * len(weights) - ZERO * query_sum
+    return [(lane - ZERO * row_sum + offset) * scale * query_scale
+            for lane, row_sum, scale in zip(lanes, sums, scales)]

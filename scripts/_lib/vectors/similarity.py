@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 from ..catalog.vectors import content_hashes
 from . import cache
 from .embedder import Embedder
-from .pack import PACK_NAME, U32, Pack, gather, lane_bytes
+from .pack import PACK_NAME, U32, Pack, gather, lane_bytes, read, scores as pack_scores
 from .providers import Unavailable
 
 
@@ -52,7 +52,7 @@ def similar_pairs(catalog: Catalog, *, slugs: Iterable[str] | None = None, k: in
     0.005). Cost grows with N per source: about 0.6 ms per source among 500 memories of 768
     dimensions, 2 ms among 2,000; pass `slugs` (e.g. new or orphan memories) for big scopes.
     """
-    header = Pack.read(catalog.scope.cache_dir / PACK_NAME, header_only=True)
+    header = read(catalog.scope.cache_dir / PACK_NAME, header_only=True)
     model = header.model if header is not None else cache.some_model(catalog)
     if model is None:
         return []
@@ -82,7 +82,7 @@ def similar_pairs(catalog: Catalog, *, slugs: Iterable[str] | None = None, k: in
         if wanted is not None and source not in wanted:
             continue
         weights = gather(columns, range(position, count * pack.dim, count))
-        scores = Pack.scores(weights, scales[position], sums[position], integers, count, scales, sums)
+        scores = pack_scores(weights, scales[position], sums[position], integers, count, scales, sums)
         scores[position] = -2.0  # not its own neighbour
         for other, score in heapq.nlargest(k, enumerate(scores), key=itemgetter(1)):
             if score < min_score:
