@@ -182,7 +182,8 @@ def from_directory(root: Path) -> dict[str, Any]:
 
 def auto_memory_dir(workspace: Workspace) -> Path:
     """Where Claude Code keeps this project's auto memory: <config>/projects/<project path, sanitised>/memory."""
-    return paths.claude_dir(workspace.env) / "projects" / re.sub(r"[^A-Za-z0-9-]", "-", str(workspace.project_dir)) / "memory"
+    project = re.sub(r"[^A-Za-z0-9-]", "-", str(workspace.project_dir))
+    return paths.claude_dir(workspace.env) / "projects" / project / "memory"
 
 
 def from_auto_memory(directory: Path) -> dict[str, Any]:

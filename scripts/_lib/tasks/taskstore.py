@@ -41,29 +41,11 @@ if TYPE_CHECKING:
 
 from ..base import clock, errors, fsutil
 from . import integrity, journal, queries, rules
-from .entity import (  # noqa: F401  (ID_RE, STATUSES, TYPES, LIST_FIELDS, sort_ids, type_of, merge_patch: the store's API)
-    ID_RE,
-    LIST_FIELDS,
-    MAX_DEPTH,
-    MAX_TITLE,
-    NOT_PATCHABLE,
-    PATCHABLE,
-    STATUSES,
-    TYPES,
-    apply_status,
-    article,
-    check_id,
-    check_status,
-    clean_strings,
-    clean_title,
-    dumps,
-    id_key,
-    index_entry,
-    merge_patch,
-    parent_of,
-    sort_ids,
-    type_of,
-)
+# the entity's names are also the store's API (scripts and tests use tasks.STATUSES, tasks.sort_ids, ...)
+from .entity import (  # noqa: F401
+    ID_RE, LIST_FIELDS, MAX_DEPTH, MAX_TITLE, NOT_PATCHABLE, PATCHABLE, STATUSES, TYPES, apply_status, article,
+    check_id, check_status, clean_strings, clean_title, dumps, id_key, index_entry, merge_patch, parent_of, sort_ids,
+    type_of)
 from .files import INDEX_NAME, LOCK_NAME, REFUSED, TaskFiles, reason, refused  # noqa: F401  (LOCK_NAME: API)
 
 
@@ -389,7 +371,8 @@ class TaskStore:
                 if parent is not None:
                     self.entries[parent] = dict(self.entries[parent],
                                                 children=sort_ids([*self.entries[parent]["children"], task_id]))
-                entity["dependencies"] = entry["dependencies"] = rules.checked_dependencies(self.entries, task_id, list(dependencies))
+                entity["dependencies"] = entry["dependencies"] = rules.checked_dependencies(
+                    self.entries, task_id, list(dependencies))
                 rules.refuse_cycles(self.entries, [task_id])
             except errors.Error:
                 self._entries = None  # drop the tentative changes: reload from the files
