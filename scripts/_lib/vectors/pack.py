@@ -23,7 +23,7 @@ from operator import itemgetter
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
+    from typing import Any, Callable
 
     from ..catalog.catalog import Catalog
 
@@ -181,7 +181,7 @@ class Pack:
         rows_before = self.rows
         old = memoryview(self.columns)
         added = b"".join(new_rows)
-        parts = []
+        parts: list[bytes | memoryview] = []
         for column in range(dim):
             base = column * rows_before
             parts.extend(old[base + start:base + end] for start, end in runs)
@@ -311,6 +311,7 @@ def scores(weights: bytes, query_scale: float, query_sum: int, columns: bytes | 
     # of equal weight are added first and multiplied once. `columns` may also be those
     # integers already made (see similar_pairs).
     width = lane_bytes(len(weights))
+    integer: Callable[[int], int]
     if isinstance(columns, list):
         integer = columns.__getitem__
     else:

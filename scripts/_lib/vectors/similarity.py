@@ -87,8 +87,8 @@ def similar_pairs(catalog: Catalog, *, slugs: Iterable[str] | None = None, k: in
         for other, score in heapq.nlargest(k, enumerate(scores), key=itemgetter(1)):
             if score < min_score:
                 break
-            pair = tuple(sorted((source, pack.slugs[members[other]])))
-            best[pair] = max(best.get(pair, -2.0), round(score, 4))  # type: ignore[index]
+            first, second = sorted((source, pack.slugs[members[other]]))
+            best[first, second] = max(best.get((first, second), -2.0), round(score, 4))
     return sorted(((a, b, score) for (a, b), score in best.items()), key=lambda item: (-item[2], item[0], item[1]))
 
 
