@@ -168,14 +168,9 @@ def read_text_file(path: str) -> str:
     if len(raw) > limit:
         raise errors.InvalidInput(f"{'stdin' if path == '-' else path} is larger than the {memory.MAX_BODY}-character "
                                   "content limit", "split it into several memories and link them")
-    if b"\x00" in raw:
-        raise errors.InvalidInput(f"{'stdin' if path == '-' else path} holds binary data (NUL bytes)",
-                                  "memories hold UTF-8 markdown text")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise errors.InvalidInput(f"{'stdin' if path == '-' else path} is not UTF-8 text (byte {exc.start})",
-                                  "convert it to UTF-8 first") from None
+    from _lib.base import text
+
+    return text.decode(raw, "stdin" if path == "-" else path, hint="memories hold UTF-8 markdown text")
 
 
 def piped_stdin() -> str | None:

@@ -196,9 +196,6 @@ SQL_ATTRIBUTES = {"conn", "execute", "executemany", "executescript"}
 SQL_ALLOWED = {
     # BM25 ranking SQL: being moved into catalog/bm25.py (the "scale" helper's change).
     "scripts/_lib/ops/search.py",
-    # the semantic pack's catalog reads: being moved into the catalog package with the
-    # vectors split (the "splits" helper's change).
-    "scripts/_lib/vectors/semantic.py",
 }
 
 

@@ -26,7 +26,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Iterator
 
-from ..base import clock, errors, fsutil, text
+from ..base import clock, errors, fsutil, stamps, text
+from ..base.stamps import file_stamp
 from ..model import graph, memory, predecessor
 from ..workspace import layout
 from . import edges as edge_tables, rollback
@@ -198,20 +199,12 @@ def _scan_dir(directory: Path, prefix: str, found: Scan, *, nested: bool) -> Non
                 except OSError:
                     continue
                 if info.st_mode & 0o170000 == 0o100000:  # a regular file
-                    found[prefix + name] = f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
+                    found[prefix + name] = stamps.of(info)
             elif nested and os.path.isdir(os.path.join(directory, name)) and not os.path.islink(
                     os.path.join(directory, name)):
                 _scan_dir(directory / name, prefix + name + "/", found, nested=True)
     finally:
         os.close(fd)
-
-
-def file_stamp(path: Path) -> str | None:
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
 
 
 class Catalog:

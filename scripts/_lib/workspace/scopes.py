@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any, Iterator, Mapping
 
 from . import config as config_mod
-from ..base import errors, fsutil
+from ..base import errors, fsutil, paths
 
 SCOPE_ORDER = ("enterprise", "local", "project", "global")
 WRITABLE_DEFAULTS = ("global", "project", "local")
@@ -102,10 +102,8 @@ class Workspace:
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         self.warnings: list[str] = []
-        home = self.env.get("HOME") or os.path.expanduser("~")
-        self.home = Path(home)
-        config_dir = self.env.get("CLAUDE_CONFIG_DIR")
-        self.global_root = (Path(config_dir).expanduser() if config_dir else self.home / ".claude") / "memory"
+        self.home = paths.home(self.env)
+        self.global_root = paths.claude_dir(self.env) / "memory"
         explicit = self.env.get("CLAUDE_PROJECT_DIR")
         git_top = _find_git_top(self.cwd.resolve() if self.cwd.exists() else self.cwd)
         if explicit:
