@@ -52,7 +52,8 @@ FOREIGN = "foreign:"
 NODES_DIR = layout.NODES_DIR  # memory-graph layout: nodes/<kind>/<id>.md
 # generated entry point, docs, the earlier plugin's Mermaid rendering and settings: not memories
 NOT_MEMORIES = frozenset({"index.md", "readme.md", "graph.md", "memory.local.md", "memory.example.md"})
-EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "scope", "anchors")
+EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "scope", "anchors", "previous-slugs",
+                "promoted-from")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs(
