@@ -244,3 +244,46 @@ class StatusLine:
             sys.stderr.flush()
             self.shown = False
 
+
+
+# -- bulk forms of the maintenance verbs (move, tag, untag, link, archive, delete by filter) ------
+
+BULK_FILTERS = ("tag", "type", "since", "status")
+
+
+def add_bulk(parser: argparse.ArgumentParser, verb: str) -> None:
+    """The filters that select many memories instead of one SLUG, with --dry-run and --yes."""
+    add_filters(parser, scope_help=f"the scope to {verb} from (with SLUG: the one holding it)")
+    parser.add_argument("--dry-run", action="store_true", help="show what would change (a diff); change nothing")
+    parser.add_argument("--yes", "-y", action="store_true",
+                        help="with filters: go ahead without asking to confirm the count")
+
+
+def refuse_filters_with_slug(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    given = [f"--{name}" for name in BULK_FILTERS if getattr(args, name, None)]
+    if given:
+        parser.error(f"give a SLUG or filters ({', '.join(given)}), not both")
+
+
+def bulk_filters(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """The filters of a bulk form; at least one is required (no silent `everything`)."""
+    if not any(getattr(args, name, None) for name in (*BULK_FILTERS, "scope")):
+        parser.error("give a SLUG, or select memories with --tag, --type, --since, --status or --scope")
+    return filters_from(args)
+
+
+def confirm(args: argparse.Namespace, count: int, what: str) -> bool:
+    """Whether a bulk change of `count` memories may go ahead: --yes, or a yes typed at a
+    terminal. Without either, the caller shows what would change and refuses (`unconfirmed`)."""
+    if count == 0 or args.yes:
+        return True
+    if not sys.stdin.isatty() or not sys.stderr.isatty():
+        return False
+    sys.stderr.write(f"{what}: {count} memor{'y' if count == 1 else 'ies'}. Go ahead? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def unconfirmed(count: int, what: str) -> errors.Error:
+    return errors.Error(f"{count} memor{'y' if count == 1 else 'ies'} would {what}; not confirmed, nothing was changed",
+                        "review the list above, then rerun with --yes (or --dry-run for the full diff)")

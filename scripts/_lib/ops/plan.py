@@ -53,8 +53,9 @@ def rendered(item: memory.Memory, changes: dict[str, Any], body: str | None = No
 class Plan:
     """The file changes of one command in one scope, in the order they are applied."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
+    def __init__(self, catalog: Catalog | None, root: Path | None = None) -> None:
+        self.catalog = catalog  # None: a scope with no directory yet (a dry run only shows the plan)
+        self.root = root if root is not None else catalog.scope.root  # type: ignore[union-attr]
         self.changes: list[FileChange] = []
         self._pending: dict[Path, FileChange] = {}
 
@@ -66,7 +67,7 @@ class Plan:
         planned = self._pending.get(item.path)
         if planned is None or planned.after is None:
             return item
-        return memory.parse(planned.after, item.path, self.catalog.scope.name)
+        return memory.parse(planned.after, item.path, item.scope)
 
     def rewrite(self, item: memory.Memory, changes: dict[str, Any], body: str | None = None, *,
                 touch: bool = True) -> None:
@@ -96,7 +97,7 @@ class Plan:
         self._pending[path] = change
 
     def diff(self) -> str:
-        return "".join(change.diff(self.catalog.scope.root) for change in self.changes)
+        return "".join(change.diff(self.root) for change in self.changes)
 
     def slugs_written(self) -> list[str]:
         return [change.slug for change in self.changes if change.after is not None]
@@ -106,6 +107,7 @@ class Plan:
         `rollback.all_or_nothing`): removals first, so a file that moves within the scope (into
         archive/) is recorded under its slug once the old path is forgotten."""
         catalog = self.catalog
+        assert catalog is not None
         for change in self.changes:
             if change.after is None:
                 rollback.remove(change.path)

@@ -13,11 +13,12 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, Iterable
 
 # the target, an optional #section and an optional |text, as the graph reads them
 _WIKI = re.compile(r"\[\[([^\[\]|#\r\n]+)(#[^\[\]|\r\n]*)?(\|[^\[\]\r\n]*)?\]\]")
 SLUG_FIELDS = ("supersedes", "superseded-by")  # single-slug fields that name another memory
+MENTION = "mentions"  # how a body's wiki link is described when it cannot follow a moved memory
 
 
 def _sub_wiki(text: str, slug: str, replace: Callable[[str, str, str], str]) -> str:
@@ -108,3 +109,21 @@ def left_behind_note(pairs: list[tuple[str, str]], scope: str, target_scope: str
     """The paragraph a moved memory keeps for the links that could not cross scopes."""
     listed = "; ".join(f"{label} {slug}" for slug, label in pairs)
     return f"Links left in the {scope} scope when this memory moved to {target_scope}: {listed}."
+
+
+def drop_links(fields: dict[str, Any], body: str, slugs: Iterable[str]) -> tuple[dict[str, Any], str]:
+    """(frontmatter changes, body) that remove every link to `slugs`: declarations go, wiki
+    links become plain text naming the memory."""
+    from ..model import frontmatter
+
+    current = dict(fields)
+    changes: dict[str, Any] = {}
+    for slug in slugs:
+        for key, value in field_changes(current, slug, None).items():
+            changes[key] = value
+            if value is frontmatter.DELETE:
+                current.pop(key, None)
+            else:
+                current[key] = value
+        body = unwiki_in_text(body, slug)
+    return changes, body
