@@ -357,3 +357,18 @@ def tag_command(argv: list[str], op: str, description: str, examples: str, *, re
         parser_.error(f"give SLUG and TAGS (e.g. memory {op} decision-x auth,api), or filters and TAGS")
     return curate_command(parser_, args, op, lambda workspace, selection, dry_run: curate.tag(
         workspace, selection, tags, remove=remove, dry_run=dry_run))
+
+
+def print_outcome(args: argparse.Namespace, workspace: Any, result: Any, verb: str) -> None:
+    """What a bulk link or delete did (bulk.Outcome)."""
+    print_warnings(workspace.warnings)
+    if args.json:
+        emit_json(result.as_json())
+        return
+    for scope, slug in result.changed:
+        print(f"{slug} ({scope} scope): {'would be ' if result.dry_run else ''}{verb}")
+    if result.unchanged:
+        print(f"Already as asked ({len(result.unchanged)}): " + ", ".join(slug for _, slug in result.unchanged))
+    count = len(result.changed)
+    print(f"{'Dry run: ' if result.dry_run else ''}{count} memor{'y' if count == 1 else 'ies'}"
+          + ("; nothing was changed" if result.dry_run else ""))
