@@ -73,8 +73,8 @@ def field_changes(fields: dict[str, Any], old: str, new: str | None) -> dict[str
     changes: dict[str, Any] = {}
     links = fields.get("links")
     if isinstance(links, list) and old in links:
-        changes["links"] = list(dict.fromkeys(new if link == old else link for link in links
-                                              if link != old or new is not None))
+        kept = list(dict.fromkeys(new if link == old else link for link in links if link != old or new is not None))
+        changes["links"] = kept or frontmatter.DELETE
     labels = fields.get(memory.LABELS_FIELD)
     if isinstance(labels, dict) and old in labels:
         mapping = {}
