@@ -307,7 +307,7 @@ def curate_command(parser: argparse.ArgumentParser, args: argparse.Namespace, ac
 
     workspace = Workspace()
     selection = selection_from(parser, args, workspace)
-    if args.slug is None and not args.dry_run:
+    if args.slug is None and not args.dry_run and not args.yes:
         preview = run_it(workspace, selection, True)
         if not confirm(args, len(preview.changed), action):
             print_curated(args, preview)

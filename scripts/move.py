@@ -41,13 +41,14 @@ def main(argv: list[str]) -> int:
         from _lib.ops import bulk
 
         entries = bulk.select(workspace, _cli.bulk_filters(parser, args))
-        preview = promote.move_many(workspace, entries, args.to, copy=args.copy, dry_run=True)
-        what = f"{'be copied' if args.copy else 'move'} to the {args.to} scope"
-        if args.dry_run:
-            return _report(workspace, args, preview)
-        if not _cli.confirm(args, len(preview.moved), what):
-            _report(workspace, args, preview)
-            raise _cli.unconfirmed(len(preview.moved), what)
+        if args.dry_run or not args.yes:
+            preview = promote.move_many(workspace, entries, args.to, copy=args.copy, dry_run=True)
+            what = f"{'be copied' if args.copy else 'move'} to the {args.to} scope"
+            if args.dry_run:
+                return _report(workspace, args, preview)
+            if not _cli.confirm(args, len(preview.moved), what):
+                _report(workspace, args, preview)
+                raise _cli.unconfirmed(len(preview.moved), what)
         result = promote.move_many(workspace, entries, args.to, copy=args.copy)
     return _report(workspace, args, result)
 

@@ -131,13 +131,13 @@ def _curate(workspace: Workspace, action: str, selection: dict[str, list[str]], 
 
     result = Curated(action, dry_run)
     scopes = [workspace.scope(name) for name in SCOPE_ORDER if selection.get(name)]
-    for scope in scopes:  # plan every scope first: a refusal anywhere changes nothing anywhere
+    for scope in scopes if len(scopes) > 1 or dry_run else []:  # a refusal anywhere changes nothing anywhere
         with catalog_for(workspace, scope, refresh=False) as catalog:
             if catalog is None:
                 continue
             with catalog.locked():
                 result.plans.append(_plan(catalog, selection[scope.name], edit, result))
-    if dry_run or not any(result.plans):
+    if dry_run or (result.plans and not any(result.plans)):
         return result
     result.changed, result.unchanged, result.plans = [], [], []
     for scope in scopes:

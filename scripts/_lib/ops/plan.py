@@ -9,6 +9,7 @@ written before the old one is removed.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -17,8 +18,12 @@ if TYPE_CHECKING:
 
     from ..catalog.catalog import Catalog
 
+from ..base import fsutil
 from ..catalog import rollback
 from ..model import frontmatter, memory
+
+
+BATCH = 16  # above this many files, a plan's writes are made durable together (os.sync) at the end
 
 
 class FileChange:
@@ -108,11 +113,17 @@ class Plan:
         archive/) is recorded under its slug once the old path is forgotten."""
         catalog = self.catalog
         assert catalog is not None
+        batched = len(self.changes) > BATCH  # one sync for the batch instead of an fsync per file
         for change in self.changes:
             if change.after is None:
                 rollback.remove(change.path)
+            elif batched:
+                rollback.keep(change.path)
+                fsutil.write_atomically(change.path, change.after, durable=False)
             else:
                 rollback.write(change.path, change.after)
+        if batched:
+            os.sync()
         for change in self.changes:
             if change.after is None:
                 catalog.forget(change.slug)
