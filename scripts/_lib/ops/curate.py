@@ -13,7 +13,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable
+    from typing import Any, Iterable
 
     from ..catalog.catalog import Catalog, Entry
 
@@ -43,9 +43,6 @@ class Curated:
         return {"action": self.action, "dryRun": self.dry_run, "count": len(self.changed),
                 "changed": [{"scope": scope, "slug": slug} for scope, slug in self.changed],
                 "unchanged": [{"scope": scope, "slug": slug} for scope, slug in self.unchanged]}
-
-
-Edit = "Callable[[Plan, memory.Memory, Catalog], bool]"
 
 
 def one(workspace: Workspace, slug: str, scope: str | None = None) -> dict[str, list[str]]:

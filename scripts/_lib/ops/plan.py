@@ -104,9 +104,6 @@ class Plan:
     def diff(self) -> str:
         return "".join(change.diff(self.root) for change in self.changes)
 
-    def slugs_written(self) -> list[str]:
-        return [change.slug for change in self.changes if change.after is not None]
-
     def apply(self) -> None:
         """Write and remove the files in order, then tell the catalog (holding the lock, inside
         `rollback.all_or_nothing`): removals first, so a file that moves within the scope (into
