@@ -124,6 +124,5 @@ class Plan:
         for change in self.changes:
             if change.after is None:
                 catalog.forget(change.slug)
-        for change in self.changes:
-            if change.after is not None:
-                catalog.record(memory.read_file(change.path, catalog.scope.name, root=catalog.scope.root))
+        catalog.record_all([memory.read_file(change.path, catalog.scope.name, root=catalog.scope.root)
+                            for change in self.changes if change.after is not None])
