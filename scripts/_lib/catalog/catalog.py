@@ -658,7 +658,7 @@ class Catalog:
             for item, relpath, stamp in placed:
                 conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
                 touched |= self._record(item, relpath, stamp)
-            self._graph_changes.update(graph.refresh(conn, touched, self.labels))
+            self._graph_changes.update(edge_tables.refresh(conn, touched, self.labels))
         for _, relpath, stamp in placed:
             self._note_disk(relpath, stamp)
         if self.journal is not None:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .store import Filters
 
 from ..base import errors
+from ..catalog.catalog import open_catalog
 
 
 def select(workspace: Workspace, filters: Filters) -> list[Entry]:
@@ -41,14 +42,13 @@ def link_many(workspace: Workspace, entries: list[Entry], target: str, *, label:
     """Link every selected memory to `target` (each in its own locked step, both directions).
     Refused before any change when `target` is missing from a selected memory's scope."""
     from . import links
-    from .store import catalog_for
 
     links.check_label(label)
     if inverse is not None:
         links.check_label(inverse, "inverse label")
     result = Outcome("link", dry_run)
     for name in dict.fromkeys(entry.scope for entry in entries):
-        with catalog_for(workspace, workspace.scope(name)) as catalog:
+        with open_catalog(workspace, workspace.scope(name)) as catalog:
             if catalog is None or not catalog.has_slug(target):
                 raise errors.NotFound(f"no memory {target!r} in the {name} scope, where selected memories are",
                                       f"links join memories of one scope: add --scope for the scope of {target}")

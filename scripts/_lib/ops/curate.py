@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 
 from ..base import errors, redact
 from ..catalog import rollback
+from ..catalog.catalog import open_catalog
 from ..model import frontmatter, memory
 from ..workspace import layout
 from ..workspace.scopes import SCOPE_ORDER, Workspace
+from .lookup import locate
 from .plan import Plan, rendered
 
 ARCHIVED, ACTIVE = "archived", "active"
@@ -47,8 +49,6 @@ class Curated:
 
 def one(workspace: Workspace, slug: str, scope: str | None = None) -> dict[str, list[str]]:
     """The selection of a single memory: {scope: [slug]}."""
-    from .store import locate
-
     found, _ = locate(workspace, slug, scope)
     return {found.name: [slug]}
 
@@ -124,12 +124,10 @@ def tag(workspace: Workspace, selection: dict[str, list[str]], tags: str | list[
 
 def _curate(workspace: Workspace, action: str, selection: dict[str, list[str]], edit: Any,
             dry_run: bool) -> Curated:
-    from .store import catalog_for
-
     result = Curated(action, dry_run)
     scopes = [workspace.scope(name) for name in SCOPE_ORDER if selection.get(name)]
     for scope in scopes if len(scopes) > 1 or dry_run else []:  # a refusal anywhere changes nothing anywhere
-        with catalog_for(workspace, scope, refresh=False) as catalog:
+        with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is None:
                 continue
             with catalog.locked():
@@ -138,7 +136,7 @@ def _curate(workspace: Workspace, action: str, selection: dict[str, list[str]], 
         return result
     result.changed, result.unchanged, result.plans = [], [], []
     for scope in scopes:
-        with catalog_for(workspace, scope, refresh=False) as catalog:
+        with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is None:
                 continue
             with catalog.locked(), rollback.all_or_nothing(catalog):

@@ -12,15 +12,15 @@ if TYPE_CHECKING:
 
 from ..base import errors
 from ..catalog import maintenance as queries
+from ..catalog.catalog import open_catalog
 from ..workspace.scopes import Workspace
+from .lookup import report_problems
 
 TOP = 5  # how many hubs, oldest and stalest memories are listed
 
 
 def stats(workspace: Workspace, scope: str | None = None, *, top: int = TOP) -> dict[str, Any]:
     """Counts by type and scope, hubs, sinks, orphans, links per memory, oldest and stalest."""
-    from .store import _report_problems, catalog_for
-
     by_scope: dict[str, int] = {}
     by_type: dict[str, int] = {}
     by_status: dict[str, int] = {}
@@ -29,10 +29,10 @@ def stats(workspace: Workspace, scope: str | None = None, *, top: int = TOP) -> 
     orphans: list[dict[str, str]] = []
     dated: list[tuple[str, str, str, str]] = []  # (created, updated, scope, slug)
     for target in workspace.readable_scopes(scope):
-        with catalog_for(workspace, target) as catalog:
+        with open_catalog(workspace, target) as catalog:
             if catalog is None:
                 continue
-            _report_problems(workspace, catalog.problems())
+            report_problems(workspace, catalog.problems())
             entries = catalog.entries()
             by_scope[target.name] = len(entries)
             neighbours: dict[str, set[str]] = {}
@@ -72,12 +72,11 @@ def impact(workspace: Workspace, slug: str, *, scope: str | None = None, depth: 
     """What links to `slug` (transitively, to `depth`), and what would break if it went."""
     from .links import resolve
     from .rename import mention_pattern
-    from .store import catalog_for
 
     if depth < 1:
         raise errors.InvalidInput(f"--depth {depth} is too small", "give 1 or more (1: direct links only)")
     found, slug = resolve(workspace, slug, scope)
-    with catalog_for(workspace, found) as catalog:
+    with open_catalog(workspace, found) as catalog:
         assert catalog is not None
         entry = catalog.get(slug)
         if entry is None:

@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 from ..base import clock, errors, redact
 from ..catalog import maintenance as queries
 from ..catalog import rollback
+from ..catalog.catalog import open_catalog
 from ..model import memory, predecessor
 from ..workspace.scopes import SCOPE_ORDER, Scope, Workspace
 from . import links, relink
+from .lookup import locate
 from .plan import Plan, rendered
 
 PROMOTED_FROM, PROMOTED_AT = "promoted-from", "promoted-at"
@@ -79,8 +81,6 @@ def check_target(workspace: Workspace, to: str) -> Scope:
 def move(workspace: Workspace, slug: str, to: str, *, scope: str | None = None, copy: bool = False,
          dry_run: bool = False) -> Moves:
     """Move (or copy) one memory into scope `to`."""
-    from .store import locate
-
     memory.check_lookup_slug(slug)
     target = check_target(workspace, to)
     found, _ = locate(workspace, slug, scope)
@@ -109,16 +109,16 @@ def move_many(workspace: Workspace, entries: Iterable[Entry], to: str, *, copy: 
 
 def _move_group(workspace: Workspace, source: Scope, slugs: list[str], target: Scope, result: Moves) -> None:
     """Move `slugs` of one source scope together (links among them come along)."""
-    from ..vectors import embedder as embed
-    from .store import _refresh_entrypoint, catalog_for
+    from ..vectors import backfill  # only after a change: embedding needs a model
+    from .store import _refresh_entrypoint
 
     dry_run = result.dry_run
     with contextlib.ExitStack() as stack:
-        source_catalog = stack.enter_context(catalog_for(workspace, source, refresh=False))
+        source_catalog = stack.enter_context(open_catalog(workspace, source, refresh=False))
         if source_catalog is None:
             raise errors.NotFound(f"no memory {slugs[0]!r} in {source.name} scope")
-        opened = catalog_for(workspace, target, refresh=False) if dry_run else \
-            catalog_for(workspace, target, create=True, refresh=False)
+        opened = open_catalog(workspace, target, refresh=False) if dry_run else \
+            open_catalog(workspace, target, create=True, refresh=False)
         target_catalog = stack.enter_context(opened)
         ordered = sorted([(source.name, source_catalog), (target.name, target_catalog)],
                          key=lambda pair: SCOPE_ORDER.index(pair[0]))
@@ -141,7 +141,7 @@ def _move_group(workspace: Workspace, source: Scope, slugs: list[str], target: S
                 if not result.copy:
                     with rollback.all_or_nothing(source_catalog):
                         _leave(source_catalog, source_plan, [item.slug for item in moved])
-        embed.after_change(workspace, target_catalog, [item.slug for item in moved if not item.resumed])
+        backfill.after_change(workspace, target_catalog, [item.slug for item in moved if not item.resumed])
     types = {item.type for item in result.moved}
     for name in (source.name, target.name):
         _refresh_entrypoint(workspace, name, types)

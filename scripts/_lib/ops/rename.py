@@ -22,10 +22,11 @@ if TYPE_CHECKING:
 from ..base import errors
 from ..catalog import maintenance as queries
 from ..catalog import rollback
-from ..catalog.catalog import NOT_MEMORIES, Catalog
+from ..catalog.catalog import NOT_MEMORIES, Catalog, open_catalog
 from ..model import memory, predecessor
 from ..workspace.scopes import Workspace
 from . import links, relink
+from .lookup import locate
 from .plan import Plan, rendered
 
 PREVIOUS_FIELD = "previous-slugs"
@@ -56,15 +57,15 @@ def check_new_slug(new: str) -> str:
 def rename(workspace: Workspace, old: str, new: str, *, scope: str | None = None,
            dry_run: bool = False) -> Renamed:
     """Rename memory `old` to `new` in its scope; refused when `new` is invalid or taken."""
-    from ..vectors import embedder as embed
-    from .store import _refresh_entrypoint, catalog_for, locate
+    from ..vectors import backfill  # only after a change: embedding needs a model
+    from .store import _refresh_entrypoint
 
     memory.check_lookup_slug(old)
     new = check_new_slug(new)
     if new == old:
         raise errors.InvalidInput(f"{old!r} already has that name", "give a different NEW slug")
     found, _ = locate(workspace, old, scope)
-    with catalog_for(workspace, found, refresh=False) as catalog:
+    with open_catalog(workspace, found, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked(), rollback.all_or_nothing(catalog):
             plan, referrers, memory_type = _plan(catalog, old, new)
@@ -76,7 +77,7 @@ def rename(workspace: Workspace, old: str, new: str, *, scope: str | None = None
                 links.drop_embedding(catalog, old)
                 catalog.export()
         if not dry_run:
-            embed.after_change(workspace, catalog, [new])
+            backfill.after_change(workspace, catalog, [new])
     tasks = rename_in_tasks(workspace, old, new, dry_run=dry_run) if found.name == "project" else []
     if not dry_run:
         _refresh_entrypoint(workspace, found.name, {memory_type})

@@ -273,7 +273,7 @@ def _renamed_from(workspace: Workspace, old: str, scope: str | None) -> str | No
 
     found = set()
     for candidate in workspace.readable_scopes(scope):
-        with catalog_for(workspace, candidate, refresh=False) as catalog:
+        with open_catalog(workspace, candidate, refresh=False) as catalog:
             if catalog is not None:
                 found.update(maintenance.renamed_from(catalog, old))
     return found.pop() if len(found) == 1 else None
