@@ -574,6 +574,9 @@ def test_concurrent_renames_moves_and_bulk_changes_lose_nothing(env: Env) -> Non
     once, and both scopes end consistent with symmetric graphs."""
     count = 10
     _maintenance_base(env, count)
+    # the global scope exists before the race: a refused first write to a scope that does not
+    # exist yet removes the directory it scaffolded, which races with a concurrent first write
+    env.ok("write", "Already global", "--slug", "learning-global", "--tags", "g", "--scope", "global")
     rng = random.Random(11)
     procs = []
     for round_ in range(24):
