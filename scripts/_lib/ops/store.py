@@ -247,8 +247,15 @@ def _refresh_entrypoint(workspace: Workspace, scope_name: str, types: set[str]) 
 # -- read -----------------------------------------------------------------------------------
 
 def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Memory:
-    """The memory `slug` from the most specific scope holding it."""
-    found_scope, path = locate(workspace, slug, scope)
+    """The memory `slug` from the most specific scope holding it (or the one renamed away from it)."""
+    try:
+        found_scope, path = locate(workspace, slug, scope)
+    except errors.NotFound:
+        renamed = _renamed_from(workspace, slug, scope)
+        if renamed is None:
+            raise
+        workspace.warn(f"{slug!r} was renamed to {renamed!r}")
+        return read(workspace, renamed, scope)
     _repair_index_on_read(workspace, found_scope, path)
     item = _read(path, found_scope, slug)
     if item.slug != slug:  # the flat file's id says otherwise: look it up by id
@@ -258,6 +265,18 @@ def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Me
             raise not_found(workspace, slug, workspace.readable_scopes(scope))
         item = _read(entry.path, found_scope, slug)
     return item
+
+
+def _renamed_from(workspace: Workspace, old: str, scope: str | None) -> str | None:
+    """The slug of the one memory that lists `old` in its `previous-slugs` (memory rename), if any."""
+    from ..catalog import maintenance
+
+    found = set()
+    for candidate in workspace.readable_scopes(scope):
+        with open_catalog(workspace, candidate, refresh=False) as catalog:
+            if catalog is not None:
+                found.update(maintenance.renamed_from(catalog, old))
+    return found.pop() if len(found) == 1 else None
 
 
 def _repair_index_on_read(workspace: Workspace, scope: Scope, path: Path) -> None:
