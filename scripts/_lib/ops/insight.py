@@ -11,10 +11,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ..base import errors
-from ..catalog import maintenance as queries
+from ..catalog import maintenance as queries, readable
 from ..catalog.catalog import open_catalog
 from ..workspace.scopes import Workspace
-from .lookup import report_problems
 
 TOP = 5  # how many hubs, oldest and stalest memories are listed
 
@@ -28,30 +27,26 @@ def stats(workspace: Workspace, scope: str | None = None, *, top: int = TOP) -> 
     sinks: list[dict[str, str]] = []
     orphans: list[dict[str, str]] = []
     dated: list[tuple[str, str, str, str]] = []  # (created, updated, scope, slug)
-    for target in workspace.readable_scopes(scope):
-        with open_catalog(workspace, target) as catalog:
-            if catalog is None:
-                continue
-            report_problems(workspace, catalog.problems())
-            entries = catalog.entries()
-            by_scope[target.name] = len(entries)
-            neighbours: dict[str, set[str]] = {}
-            declaring: set[str] = set()
-            for source, destination in queries.declared_pairs(catalog):
-                declaring.add(source)
-                neighbours.setdefault(source, set()).add(destination)
-                neighbours.setdefault(destination, set()).add(source)
-            for entry in entries:
-                by_type[entry.type] = by_type.get(entry.type, 0) + 1
-                by_status[entry.status] = by_status.get(entry.status, 0) + 1
-                count = len(neighbours.get(entry.slug, ()))
-                degrees.append((count, target.name, entry.slug))
-                where = {"scope": target.name, "slug": entry.slug}
-                if count == 0:
-                    orphans.append(where)
-                elif entry.slug not in declaring:
-                    sinks.append(where)
-                dated.append((entry.created, entry.updated, target.name, entry.slug))
+    for target, catalog in readable.catalogs(workspace, scope, report=True):
+        entries = catalog.entries()
+        by_scope[target.name] = len(entries)
+        neighbours: dict[str, set[str]] = {}
+        declaring: set[str] = set()
+        for source, destination in queries.declared_pairs(catalog):
+            declaring.add(source)
+            neighbours.setdefault(source, set()).add(destination)
+            neighbours.setdefault(destination, set()).add(source)
+        for entry in entries:
+            by_type[entry.type] = by_type.get(entry.type, 0) + 1
+            by_status[entry.status] = by_status.get(entry.status, 0) + 1
+            count = len(neighbours.get(entry.slug, ()))
+            degrees.append((count, target.name, entry.slug))
+            where = {"scope": target.name, "slug": entry.slug}
+            if count == 0:
+                orphans.append(where)
+            elif entry.slug not in declaring:
+                sinks.append(where)
+            dated.append((entry.created, entry.updated, target.name, entry.slug))
     counts = sorted(count for count, _, _ in degrees)
     hubs = sorted(degrees, key=lambda item: (-item[0], item[2]))[:top]
     return {
