@@ -110,7 +110,7 @@ def move_many(workspace: Workspace, entries: Iterable[Entry], to: str, *, copy: 
 def _move_group(workspace: Workspace, source: Scope, slugs: list[str], target: Scope, result: Moves) -> None:
     """Move `slugs` of one source scope together (links among them come along)."""
     from ..vectors import backfill  # only after a change: embedding needs a model
-    from .store import _refresh_entrypoint
+    from .store import refresh_entrypoint
 
     dry_run = result.dry_run
     with contextlib.ExitStack() as stack:
@@ -144,7 +144,7 @@ def _move_group(workspace: Workspace, source: Scope, slugs: list[str], target: S
         backfill.after_change(workspace, target_catalog, [item.slug for item in moved if not item.resumed])
     types = {item.type for item in result.moved}
     for name in (source.name, target.name):
-        _refresh_entrypoint(workspace, name, types)
+        refresh_entrypoint(workspace, name, types)
 
 
 def _leave(catalog: Catalog, plan: Plan, slugs: list[str]) -> None:

@@ -58,7 +58,7 @@ def rename(workspace: Workspace, old: str, new: str, *, scope: str | None = None
            dry_run: bool = False) -> Renamed:
     """Rename memory `old` to `new` in its scope; refused when `new` is invalid or taken."""
     from ..vectors import backfill  # only after a change: embedding needs a model
-    from .store import _refresh_entrypoint
+    from .store import refresh_entrypoint
 
     memory.check_lookup_slug(old)
     new = check_new_slug(new)
@@ -80,7 +80,7 @@ def rename(workspace: Workspace, old: str, new: str, *, scope: str | None = None
             backfill.after_change(workspace, catalog, [new])
     tasks = rename_in_tasks(workspace, old, new, dry_run=dry_run) if found.name == "project" else []
     if not dry_run:
-        _refresh_entrypoint(workspace, found.name, {memory_type})
+        refresh_entrypoint(workspace, found.name, {memory_type})
     return Renamed(old, new, found.name, plan, referrers, tasks, dry_run)
 
 

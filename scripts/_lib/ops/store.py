@@ -192,7 +192,7 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
                 created = _supersede(catalog, created, str(superseded))
             catalog.export()
         _embed_after_change(workspace, catalog, slug)
-    _refresh_entrypoint(workspace, target_scope.name, {created.type, "decision" if superseded else ""})
+    refresh_entrypoint(workspace, target_scope.name, {created.type, "decision" if superseded else ""})
     return created
 
 
@@ -233,7 +233,7 @@ def _supersede(catalog: Catalog, newer: memory.Memory, older_slug: str) -> memor
     return links.set_link_labels(catalog, newer.slug, older_slug, ["supersedes"])
 
 
-def _refresh_entrypoint(workspace: Workspace, scope_name: str, types: set[str]) -> None:
+def refresh_entrypoint(workspace: Workspace, scope_name: str, types: set[str]) -> None:
     """Regenerate the project's index.md when a change touches what it shows."""
     from . import entrypoint
 
@@ -338,7 +338,7 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
             rewritten = _write_existing(catalog, current, fields, body)
             catalog.export()
         _embed_after_change(workspace, catalog, slug)
-    _refresh_entrypoint(workspace, found_scope.name, {current.type, rewritten.type})
+    refresh_entrypoint(workspace, found_scope.name, {current.type, rewritten.type})
     return rewritten
 
 
@@ -459,7 +459,7 @@ def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletio
             catalog.forget(slug)
             links.drop_embedding(catalog, slug)
             catalog.export()
-    _refresh_entrypoint(workspace, found_scope.name, {entry.type})
+    refresh_entrypoint(workspace, found_scope.name, {entry.type})
     return Deletion(slug, found_scope.name, entry.path, unlinked)
 
 

@@ -281,11 +281,24 @@ def scaffolded(workspace: Workspace, scope: Scope) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        if created and _only_scaffolding(scope.root):
-            import shutil
-
-            shutil.rmtree(made, ignore_errors=True)
+        if created:
+            _remove_if_only_scaffolding(scope, made)
         raise
+
+
+def _remove_if_only_scaffolding(scope: Scope, made: Path) -> None:
+    """Remove `made` when the scope holds nothing but scaffolding. Checked and removed under the
+    scope lock: a memory another process writes into the new directory meanwhile (it writes under
+    that lock) is either seen, and the directory kept, or written after, into a directory that is
+    gone, which fails loudly instead of losing it."""
+    import shutil
+
+    try:
+        with fsutil.exclusive_lock(scope.lock_path, timeout=1.0, what=f"{scope.name} memory"):
+            if _only_scaffolding(scope.root):
+                shutil.rmtree(made, ignore_errors=True)
+    except (errors.Error, OSError):
+        pass  # busy or unreadable: leave the scaffolding, it is harmless
 
 
 def _only_scaffolding(root: Path) -> bool:
