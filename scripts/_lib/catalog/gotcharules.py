@@ -1,0 +1,34 @@
+"""The catalog's answer to "which gotchas could apply here": their globs and the tags that could match.
+
+A hook on every tool call asks it, so the filtering happens in SQLite: a gotcha's tag can match a
+path or command only when it is one of the words the caller offers, or holds a hyphen (its parts
+are matched one by one); every glob must be tried.
+"""
+
+from __future__ import annotations
+
+import json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator
+
+    from .catalog import Catalog
+
+_HITS = ("SELECT x.doc, 'tag', x.tag FROM docs g JOIN tags x ON x.doc = g.id WHERE g.type = 'gotcha' "
+         "AND (x.tag IN (SELECT value FROM json_each(?)) OR instr(x.tag, '-') > 0) "
+         "UNION ALL SELECT doc, 'glob', pattern FROM globs")  # indexes only: no memory's row is read
+_ACTIVE = ("SELECT id, json_extract(extra, '$.severity') FROM docs "
+           "WHERE id IN (SELECT value FROM json_each(?)) AND type = 'gotcha' AND status = 'active'")
+
+
+def gotcha_rules(catalog: Catalog, words: Iterable[str]) -> Iterator[tuple[int, str, str, str | None]]:
+    """(doc, "tag" or "glob", value, severity) for the active gotchas: all their globs, and those of
+    their tags that are in `words` or hold a hyphen."""
+    hits = catalog.conn.execute(_HITS, (json.dumps(sorted(set(words))),)).fetchall()
+    if not hits:
+        return
+    severity = dict(catalog.conn.execute(_ACTIVE, (json.dumps(sorted({doc for doc, _, _ in hits})),)))
+    for doc, kind, value in hits:
+        if doc in severity:
+            yield doc, kind, value, severity[doc]
