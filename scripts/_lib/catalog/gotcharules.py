@@ -26,9 +26,23 @@ def gotcha_rules(catalog: Catalog, words: Iterable[str]) -> Iterator[tuple[int, 
     """(doc, "tag" or "glob", value, severity) for the active gotchas: all their globs, and those of
     their tags that are in `words` or hold a hyphen."""
     hits = catalog.conn.execute(_HITS, (json.dumps(sorted(set(words))),)).fetchall()
-    if not hits:
-        return
-    severity = dict(catalog.conn.execute(_ACTIVE, (json.dumps(sorted({doc for doc, _, _ in hits})),)))
+    severity = _active(catalog, {doc for doc, _, _ in hits})
     for doc, kind, value in hits:
         if doc in severity:
             yield doc, kind, value, severity[doc]
+
+
+def gotcha_terms(catalog: Catalog, words: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(doc, term) for each of `words` in the keyword postings of an active gotcha."""
+    hits = catalog.conn.execute(
+        "SELECT p.doc, p.term FROM postings p WHERE p.term IN (SELECT value FROM json_each(?)) "
+        "AND p.doc IN (SELECT id FROM docs WHERE type = 'gotcha')", (json.dumps(sorted(set(words))),)).fetchall()
+    active = _active(catalog, {doc for doc, _ in hits})
+    return ((doc, term) for doc, term in hits if doc in active)
+
+
+def _active(catalog: Catalog, docs: set[int]) -> dict[int, str | None]:
+    """{doc: severity} for those of `docs` that are active gotchas (their rows are read only here)."""
+    if not docs:
+        return {}
+    return dict(catalog.conn.execute(_ACTIVE, (json.dumps(sorted(docs)),)))

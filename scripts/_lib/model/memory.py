@@ -10,8 +10,9 @@ TYPE_CHECKING = False  # typing costs milliseconds to import; annotations are st
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable
 
+    from . import frontmatter
+
 from ..base import clock, errors
-from . import frontmatter
 from ..workspace.layout import ARCHIVE_DIR
 
 CANONICAL_TYPES = ("decision", "learning", "artifact", "gotcha", "breadcrumb", "hub")
@@ -95,6 +96,8 @@ class Memory:
     @property
     def references(self) -> list[str]:
         """Slugs this memory points at through `related:` or wiki links in its body."""
+        from . import frontmatter  # here: hooks import this module without parsing any memory
+
         found: dict[str, None] = {}
         related = self.fields.get("related")
         for item in related if isinstance(related, list) else [related] if isinstance(related, str) else []:
@@ -150,6 +153,8 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
     `fields` are the already known frontmatter values of a file we just rendered, which
     spares parsing the YAML we wrote.
     """
+    from . import frontmatter
+
     document = frontmatter.split(text)
     if document.frontmatter is None:
         raise errors.InvalidInput("no YAML frontmatter (the file must start with a --- line)",

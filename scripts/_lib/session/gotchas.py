@@ -13,9 +13,9 @@ import os
 import re
 
 from ..base import errors, text
-from ..model import frontmatter, memory
+from ..model import memory
 from ..catalog.catalog import Catalog, Entry, open_catalog
-from ..catalog.gotcharules import gotcha_rules
+from ..catalog.gotcharules import gotcha_rules, gotcha_terms
 from ..workspace.scopes import Workspace
 
 TYPE_CHECKING = False
@@ -274,9 +274,7 @@ def for_command(workspace: Workspace, command: str, output: str = "", *, limit: 
             return
         words = sorted(error_words)[:200]
         shared_by_doc: dict[int, set[str]] = {}
-        for doc, term in catalog.conn.execute(
-                f"SELECT p.doc, p.term FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term IN "
-                f"({', '.join('?' * len(words))}) AND d.type = 'gotcha' AND d.status = 'active'", words):
+        for doc, term in gotcha_terms(catalog, words):
             shared_by_doc.setdefault(doc, set()).add(term)
         for doc, shared in shared_by_doc.items():
             if len(shared) >= min(MIN_ERROR_OVERLAP, len(error_words)):
@@ -295,6 +293,8 @@ def _best(matches: list[Match], limit: int) -> list[Match]:
 
 def summary(entry: Entry, width: int = 280) -> str:
     """The first sentences of a gotcha's content, on one line (no YAML parsing)."""
+    from ..model import frontmatter  # here: only a match is worth it
+
     try:
         body = frontmatter.split(entry.path.read_text(encoding="utf-8")).body
     except (OSError, UnicodeDecodeError, errors.Error):
