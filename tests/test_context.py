@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -215,7 +214,6 @@ def test_discovery_and_session_capture(env: Env) -> None:
 
 def test_retention_prunes_only_captured_memories(env: Env) -> None:
     from _lib.session import capture
-    from _lib.ops import retention
 
     ws = workspace(env)
     env.ok("write", "Hand-written decision", "--type", "decision", "--tags", "x", "--scope", "local")

@@ -27,12 +27,11 @@ from typing import Any, Iterator
 import pytest
 
 from helpers import REPO, Env
-from static_model_factory import mean, write_model
+from static_model_factory import COMMIT, FakeHub, fake_cache, mean, write_model
 
 sys.path.insert(0, str(REPO / "tests" / "servers"))
 
 from embedding_stub import EMBED, EmbeddingStub, refused_url  # noqa: E402
-from test_staticmodel import COMMIT, FakeHub, fake_cache  # noqa: E402
 
 from _lib.vectors import embedder as embed, staticmodel  # noqa: E402
 

@@ -818,7 +818,7 @@ class Analysis:
         memo = CacheMemo(self.scope.cache_dir / MEMO_NAME)
         found = {stem: memo.verdict(path) for stem, path in files.items()}
         memo.save()
-        sizes: dict[str, Counter[int]] = defaultdict(Counter)  # model -> vector sizes seen
+        sizes: dict[str, Counter[Any]] = defaultdict(Counter)  # model -> vector sizes seen
         for verdict in found.values():
             if "error" not in verdict:
                 sizes[canonical_model(verdict["model"])][verdict["dim"]] += 1
@@ -904,7 +904,8 @@ def near_duplicates(terms: dict[str, frozenset[str]], hashes: dict[str, str], *,
                     donor = filled[bisect.bisect_left(filled, position) % len(filled)]
                     signature[position] = smallest[donor] + ((donor - position) % bins) * _BORROWED
         for band in range(LSH_BANDS):
-            buckets[(band, *signature[band * LSH_ROWS:(band + 1) * LSH_ROWS])].append(slug)
+            key = (band, *signature[band * LSH_ROWS:(band + 1) * LSH_ROWS])  # named: mypy takes a starred tuple in brackets for 3.11 syntax
+            buckets[key].append(slug)
     pairs = {(a, b) if a < b else (b, a) for members in buckets.values() if len(members) > 1
              for i, a in enumerate(members) for b in members[i + 1:]}
     found = []

@@ -174,7 +174,7 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
     if slug is None:
         slug = slug_of(path, fields.get("id"))
     title_field = fields.get("title")
-    content = document.body
+    content: str | None = document.body
     if isinstance(title_field, str) and title_field.strip():
         title, in_field = title_field.strip(), True
     else:

@@ -8,7 +8,6 @@ only its own handler's modules.
 
 from __future__ import annotations
 
-import os
 
 from .hookio import additional_context
 
@@ -138,8 +137,8 @@ def clear_memory_check_flag(payload: dict[str, Any], run: HookRun) -> Answer:
     files changed and the memories written for the session memory."""
     session = run.session(payload)
     tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    if session is None:
+    tool_input = payload.get("tool_input")
+    if session is None or not isinstance(tool_input, dict):
         return None
     if tool in EDIT_TOOLS:
         path = tool_input.get(EDIT_TOOLS[tool])

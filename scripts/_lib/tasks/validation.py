@@ -144,8 +144,8 @@ def validate_agent_tasks(workspace: Workspace, agent_type: str, *, test_timeout:
         return outcomes
     with store.mutation():
         for task_id, results in checked:
-            entry = store.entries.get(task_id)
-            if entry is None or entry["status"] != "in-progress":
+            current = store.entries.get(task_id)
+            if current is None or current["status"] != "in-progress":
                 continue  # changed while the tests ran
             entity = store.task(task_id)
             entity["validationResults"] = results
@@ -191,7 +191,7 @@ def _sessions_epic(store: TaskStore) -> str | None:
     roots = [task_id for task_id in sort_ids(store.entries)
              if store.entries[task_id]["parent"] is None and store.entries[task_id].get("title") == SESSIONS_EPIC]
     marked = [task_id for task_id in roots if store.task(task_id).get("origin") == TODO_ORIGIN]
-    return (marked or roots or [None])[0]
+    return next(iter(marked or roots), None)
 
 
 def _session_feature(store: TaskStore, epic: str, session_id: str) -> str | None:

@@ -295,7 +295,7 @@ def _vectors(data: Any, count: int, what: str, owner: _Http) -> list[list[float]
     if not isinstance(data, list) or len(data) != count:
         raise owner.failed(f"{what} returned {len(data) if isinstance(data, list) else 'no'} embeddings "
                            f"for {count} texts", malformed=True)
-    checked = []
+    checked: list[list[float]] = []
     for vector in data:
         try:
             numbers = array("d", vector) if isinstance(vector, list) and 0 < len(vector) <= MAX_DIMENSION else None

@@ -288,7 +288,7 @@ class Pack:
         rows_before = self.rows
         old = memoryview(self.columns)
         added = b"".join(new_rows)
-        parts = []
+        parts: list[bytes | memoryview] = []
         for column in range(dim):
             base = column * rows_before
             parts.extend(old[base + start:base + end] for start, end in runs)
@@ -321,7 +321,7 @@ class Pack:
             lanes_buffer = bytearray(width * rows)
             from_bytes = int.from_bytes
 
-            def integer(column: int) -> int:
+            def integer(column: int) -> int:  # type: ignore[misc]  # a list's own __getitem__ above
                 lanes_buffer[0::width] = view[column * rows:(column + 1) * rows]
                 return from_bytes(lanes_buffer, "little")
         total = same = 0
@@ -747,7 +747,7 @@ def similar_pairs(catalog: Catalog, *, slugs: Iterable[str] | None = None, k: in
             if score < min_score:
                 break
             pair = tuple(sorted((source, pack.slugs[members[other]])))
-            best[pair] = max(best.get(pair, -2.0), round(score, 4))  # type: ignore[index]
+            best[pair] = max(best.get(pair, -2.0), round(score, 4))  # type: ignore[index,arg-type]  # a pair
     return sorted(((a, b, score) for (a, b), score in best.items()), key=lambda item: (-item[2], item[0], item[1]))
 
 
