@@ -307,9 +307,7 @@ def test_a_write_waiting_for_its_embedding_does_not_hold_up_other_writes(env: En
             slow = subprocess.Popen([str(REPO / "bin" / "memory"), "write", "Slow one", "--content", "Held."],
                                     cwd=env.project, env=env.environ(), stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE)
-            deadline = time.monotonic() + 30
-            while stub.count(EMBED) < 2 and time.monotonic() < deadline and slow.poll() is None:
-                time.sleep(0.02)
+            stub.wait_for_requests(2, EMBED, timeout=30)
             assert stub.count(EMBED) == 2, "the first write never reached the provider"
             # the held write has released the scope's lock: another writer gets it now
             quick = env.run("delete", "learning-warm-up", timeout=30)

@@ -265,9 +265,8 @@ def test_near_duplicates_finds_pairs_at_the_threshold() -> None:
     assert tried == 400 and misses <= 4  # 99.5% recall at 0.8 (1 - (1 - 0.8^4)^10)
 
 
-def test_near_duplicates_is_fast_at_10000() -> None:
-    import time
-
+def test_near_duplicates_finds_the_one_copy_among_10000() -> None:
+    """The candidate search (banded signatures) still finds a near copy at scale; its speed: bench/."""
     from _lib.health import checks as health
 
     rng = random.Random(3)
@@ -275,9 +274,7 @@ def test_near_duplicates_is_fast_at_10000() -> None:
     common = vocabulary[:300]
     terms = {f"m{i}": frozenset(rng.sample(common, 15) + rng.sample(vocabulary, 60)) for i in range(10000)}
     terms["copy"] = frozenset(sorted(terms["m7"])[3:]) | {"x1"}
-    started = time.perf_counter()
     found = health.near_duplicates(terms, {slug: slug for slug in terms})
-    assert time.perf_counter() - started < 3.0
     assert [(a, b) for a, b, _ in found] == [("copy", "m7")]
 
 

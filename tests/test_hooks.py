@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,6 @@ from _lib.base import text
 RUN = REPO / "hooks" / "run"
 SH = shutil.which("sh") or "/bin/sh"
 HOOKS_JSON = REPO / "hooks" / "hooks.json"
-SESSION_END_BUDGET = 1.5  # seconds Claude Code gives all SessionEnd hooks together
 
 
 def registered_hooks() -> list[tuple[str, str]]:
@@ -58,7 +56,6 @@ class HookRun:
     code: int
     out: str
     err: str
-    elapsed: float
 
     @property
     def answer(self) -> dict[str, Any] | None:
@@ -117,12 +114,10 @@ class Hooks:
             env: dict[str, str] | None = None) -> HookRun:
         """`sh hooks/run NAME` with `payload` as JSON (or `raw` bytes) on stdin."""
         data = raw if raw is not None else json.dumps(payload).encode()
-        started = time.perf_counter()
         proc = subprocess.run([SH, str(RUN), name], input=data, capture_output=True, timeout=120,
                               cwd=cwd or self.project, env=env or self.environ())
-        elapsed = time.perf_counter() - started
         result = HookRun(proc.returncode, proc.stdout.decode("utf-8", "replace"),
-                         proc.stderr.decode("utf-8", "replace"), elapsed)
+                         proc.stderr.decode("utf-8", "replace"))
         assert result.code == 0, f"{name} exited {result.code}: {result.err}"
         assert "Traceback" not in result.err, result.err
         return result
@@ -911,11 +906,11 @@ def test_pre_compact_notes_come_back_after_compaction(hooks: Hooks) -> None:
     assert "Before compaction" not in (fresh.context("SessionStart") or "")
 
 
-def test_session_end_writes_the_session_memory_quickly(hooks: Hooks) -> None:
+def test_session_end_writes_the_session_memory(hooks: Hooks) -> None:
+    """(Its time against SessionEnd's 1.5 s budget: bench/bench_hooks.py.)"""
     _busy_session(hooks)
     result = hooks.run("end-memory", hooks.session_end("other"))
     assert result.out == ""
-    assert result.elapsed < SESSION_END_BUDGET, f"end-memory took {result.elapsed:.2f}s"
     [saved] = hooks.memories(hooks.local_dir, "session")
     notes = saved.read_text()
     assert "## Files changed" in notes and "src/auth/session.ts" in notes
@@ -939,7 +934,7 @@ def test_an_idle_session_leaves_no_memory(hooks: Hooks) -> None:
     hooks.run("memory-skill-reminder", hooks.prompt("hi"))
     hooks.run("pre-compact-memory", hooks.pre_compact("auto"))
     result = hooks.run("end-memory", hooks.session_end("prompt_input_exit"))
-    assert result.out == "" and result.elapsed < SESSION_END_BUDGET
+    assert result.out == ""
     assert not hooks.local_dir.exists() or not hooks.memories(hooks.local_dir, "session")
 
 
@@ -977,10 +972,11 @@ def test_file_summary_is_refreshed_only_when_the_file_changes(hooks: Hooks) -> N
     source = hooks.write_file("src/orders/pipeline.py", _large_python())
     hooks.run("capture-file-summary", hooks.post_read(source))
     [summary] = hooks.memories(hooks.local_dir, "file-summary")
-    first = summary.read_bytes(), summary.stat().st_mtime_ns
-    time.sleep(0.05)
+    os.utime(summary, ns=(10**18, 10**18))  # a rewrite would give it the current time (and a new inode)
+    first = summary.read_bytes(), summary.stat().st_mtime_ns, summary.stat().st_ino
     hooks.run("capture-file-summary", hooks.post_read(source))
-    assert (summary.read_bytes(), summary.stat().st_mtime_ns) == first, "rewritten although unchanged"
+    assert (summary.read_bytes(), summary.stat().st_mtime_ns, summary.stat().st_ino) == first, \
+        "rewritten although unchanged"
     source.write_text(_large_python(purpose="Order processing v2: validation and refunds"))
     hooks.run("capture-file-summary", hooks.post_read(source))
     assert "Order processing v2: validation and refunds" in summary.read_text()
@@ -1037,7 +1033,6 @@ def test_bootstrap_records_the_interpreter_once(hooks: Hooks) -> None:
     second = hooks.run("bootstrap", hooks.session_start("resume"))
     assert second.out == ""
     assert (record.read_bytes(), record.stat().st_mtime_ns, recorded.stat().st_mtime_ns) == before
-    assert second.elapsed < 2.0, f"an idempotent bootstrap took {second.elapsed:.2f}s"
     assert not (hooks.data / "venv").exists()  # this interpreter has the requirements
 
 
