@@ -32,6 +32,8 @@ from helpers import REPO, check_written_files
 
 from _lib.model import frontmatter
 from _lib.base import text
+from _lib.session import handlers
+from _lib.session.hookio import HookRun as Run
 
 RUN = REPO / "hooks" / "run"
 SH = shutil.which("sh") or "/bin/sh"
@@ -121,6 +123,12 @@ class Hooks:
         assert result.code == 0, f"{name} exited {result.code}: {result.err}"
         assert "Traceback" not in result.err, result.err
         return result
+
+    def call(self, name: str, payload: Any) -> HookRun:
+        """The hook's handler called in-process, answering as `run` would: for the rules a hook
+        applies (the process users meet is `run`'s)."""
+        answer = handlers.HANDLERS[name](json.loads(json.dumps(payload)), Run(self.environ(), name))
+        return HookRun(0, json.dumps(answer, ensure_ascii=False) + "\n" if answer else "", "")
 
     def memory(self, *args: str) -> str:
         env = self.environ(CLAUDE_MEMORY_PYTHON=sys.executable)
@@ -225,6 +233,21 @@ def hooks(tmp_path: Path) -> Any:
     yield environment
     problems = check_written_files(environment.home / ".claude" / "memory", environment.memory_dir)
     assert not problems, "files written by the hooks break their schemas:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def guard_empty(tmp_path_factory: pytest.TempPathFactory) -> Hooks:
+    """A project without memories, shared by the guard's decisions (they change nothing)."""
+    return Hooks(tmp_path_factory.mktemp("guard-empty"))
+
+
+@pytest.fixture(scope="module")
+def guard_full(tmp_path_factory: pytest.TempPathFactory) -> Hooks:
+    """A project memory and a global one, shared by the guard's decisions (they change nothing)."""
+    environment = Hooks(tmp_path_factory.mktemp("guard-full"))
+    environment.memory("write", "Use OAuth2", "--type", "decision", "--content", "PKCE everywhere")
+    environment.memory("write", "Global habit", "--type", "learning", "--scope", "global", "--content", "x")
+    return environment
 
 
 def auth_project(hooks: Hooks) -> dict[str, Path]:
@@ -351,10 +374,11 @@ def _decision(result: HookRun) -> tuple[str, str] | None:
                                          ("local", "project/.claude/memory/local/x.md"),
                                          ("project", "project/.claude/memory/nodes/decision/y.md"),
                                          ("global", "home/.claude/memory/x.md")])
-def test_file_tools_are_denied_in_every_scope_directory(hooks: Hooks, tool: str, key: str, scope: str,
+def test_file_tools_are_denied_in_every_scope_directory(guard_empty: Hooks, tool: str, key: str, scope: str,
                                                         where: str) -> None:
+    hooks = guard_empty
     target = hooks.root / where
-    result = hooks.run("protect-memory-directory", hooks.pre_tool(tool, {key: str(target), "content": "x"}))
+    result = hooks.call("protect-memory-directory", hooks.pre_tool(tool, {key: str(target), "content": "x"}))
     decision = _decision(result)
     assert decision is not None, f"{tool} into {where} was not denied"
     verdict, reason = decision
@@ -393,10 +417,11 @@ def test_a_symlink_into_the_memory_directory_is_seen_through(hooks: Hooks) -> No
 
 @pytest.mark.parametrize("path", ["src/auth/login.ts", ".claude/settings.json", ".claude/memory-notes.md",
                                   "docs/.claude/memoryx/a.md"])
-def test_file_tools_elsewhere_are_allowed(hooks: Hooks, path: str) -> None:
+def test_file_tools_elsewhere_are_allowed(guard_empty: Hooks, path: str) -> None:
+    hooks = guard_empty
     target = hooks.project / path
     for tool in ("Write", "Edit"):
-        assert hooks.run("protect-memory-directory",
+        assert hooks.call("protect-memory-directory",
                          hooks.pre_tool(tool, {"file_path": str(target), "content": "x"})).out == ""
 
 
@@ -444,9 +469,10 @@ DENIED_COMMANDS = [
 
 
 @pytest.mark.parametrize("command", DENIED_COMMANDS)
-def test_bash_commands_that_change_memory_files_are_denied(hooks: Hooks, command: str) -> None:
+def test_bash_commands_that_change_memory_files_are_denied(guard_empty: Hooks, command: str) -> None:
+    hooks = guard_empty
     command = command.replace("{project}", str(hooks.project))
-    result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command,
+    result = hooks.call("protect-memory-directory", hooks.pre_tool("Bash", {"command": command,
                                                                            "description": "Change a note"}))
     decision = _decision(result)
     assert decision is not None, f"not denied: {command}"
@@ -481,8 +507,8 @@ ALLOWED_COMMANDS = [
 
 
 @pytest.mark.parametrize("command", ALLOWED_COMMANDS)
-def test_bash_commands_that_only_read_memory_are_allowed(hooks: Hooks, command: str) -> None:
-    result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command,
+def test_bash_commands_that_only_read_memory_are_allowed(guard_empty: Hooks, command: str) -> None:
+    result = guard_empty.call("protect-memory-directory", guard_empty.pre_tool("Bash", {"command": command,
                                                                            "description": "Look"}))
     assert result.out == "", f"denied: {command}: {result.out}"
 
@@ -507,10 +533,9 @@ DESTROYING_COMMANDS = [
 
 
 @pytest.mark.parametrize("command", DESTROYING_COMMANDS)
-def test_bash_commands_that_destroy_a_memory_directory_are_denied(hooks: Hooks, command: str) -> None:
-    hooks.memory("write", "Use OAuth2", "--type", "decision", "--content", "PKCE everywhere")
-    hooks.memory("write", "Global habit", "--type", "learning", "--scope", "global", "--content", "x")
-    decision = _decision(hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command})))
+def test_bash_commands_that_destroy_a_memory_directory_are_denied(guard_full: Hooks, command: str) -> None:
+    hooks = guard_full
+    decision = _decision(hooks.call("protect-memory-directory", hooks.pre_tool("Bash", {"command": command})))
     assert decision is not None, f"not denied: {command}"
     assert decision[0] == "deny" and "memory directory" in decision[1] and "memory restore" in decision[1]
 
@@ -520,9 +545,8 @@ def test_bash_commands_that_destroy_a_memory_directory_are_denied(hooks: Hooks, 
                                      "sed -i 's/a/b/' src/app.py", "memory delete decision-use-oauth2",
                                      "python3 -c \"open('out.txt', 'w').write('x')\"", "ls .claude",
                                      "grep -r PKCE .claude/memory"])
-def test_ordinary_commands_beside_memories_pass_the_guard(hooks: Hooks, command: str) -> None:
-    hooks.memory("write", "Use OAuth2", "--type", "decision", "--content", "PKCE everywhere")
-    result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command}))
+def test_ordinary_commands_beside_memories_pass_the_guard(guard_full: Hooks, command: str) -> None:
+    result = guard_full.call("protect-memory-directory", guard_full.pre_tool("Bash", {"command": command}))
     assert result.out == "", f"denied: {command}: {result.out}"
 
 
