@@ -11,7 +11,10 @@ hooks have something to find). The plugin is byte-compiled first, as the bootstr
 does. Reported: the median of RUNS runs per hook, beside `python3 -c pass` (as PATH
 resolves it, e.g. a version-manager shim) and the real interpreter's `-c pass`, measured in
 the same run, and whether each hook meets the targets (<= 50 ms and <= 2x `python3 -c pass`).
-Results also go to bench/out/hooks.json.
+The column "x -S -c pass" is the ratio to `<interpreter> -S -c pass`, what hooks/run starts
+before any of the plugin's code: the floor no hook can go below. CPU times are printed too
+(on a shared machine wall time grows with the load, CPU time much less). Results also go to
+bench/out/hooks.json.
 """
 
 from __future__ import annotations
