@@ -320,9 +320,14 @@ def test_a_write_waiting_for_its_embedding_does_not_hold_up_other_writes(env: En
 
 
 def test_embed_shows_nothing_on_a_pipe_and_continues_after_a_kill(env: Env, model_dir: Path) -> None:
+    from _lib.ops import store
+    from _lib.workspace.scopes import Workspace
+
     configure(env, provider="disabled")
+    workspace = Workspace(env.project, env.environ())  # 120 notes written in-process: the test is the embed run
     for number in range(120):
-        write(env, f"Note {number}", "learning", f"Login token number {number} expires.")
+        store.write(workspace, store.NewMemory(f"Note {number}", "learning", None,
+                                               f"Login token number {number} expires."))
     configure(env, provider="embedded", embeddedModel=str(model_dir))
     first = subprocess.Popen([str(REPO / "bin" / "memory"), "embed", "--batch", "1"], cwd=env.project,
                              env=env.environ(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
