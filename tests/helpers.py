@@ -123,6 +123,17 @@ class Env:
 
 
 @contextlib.contextmanager
+def write_memories(env: Env, notes: list[tuple[str, str, str | None, str]]) -> list[str]:
+    """Write (title, type, tags, content) memories in-process, in the project scope; their slugs.
+    For setup: the command line's own behaviour is tested where a test is about it."""
+    from _lib.ops import store
+    from _lib.workspace.scopes import Workspace
+
+    workspace = Workspace(env.project, env.environ())
+    return [store.write(workspace, store.NewMemory(title, memory_type, tags, content)).slug
+            for title, memory_type, tags, content in notes]
+
+
 def tmpfs(tmp_path: Path, size: str) -> Any:
     """A tmpfs of `size` (e.g. "512k") mounted for a test: a disk that really fills up. Needs the
     right to mount (root in CI); the test is skipped elsewhere."""

@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from helpers import REPO, Env
+from helpers import REPO, Env, write_memories
 from static_model_factory import COMMIT, FakeHub, fake_cache, mean, write_model
 
 sys.path.insert(0, str(REPO / "tests" / "servers"))
@@ -320,14 +320,9 @@ def test_a_write_waiting_for_its_embedding_does_not_hold_up_other_writes(env: En
 
 
 def test_embed_shows_nothing_on_a_pipe_and_continues_after_a_kill(env: Env, model_dir: Path) -> None:
-    from _lib.ops import store
-    from _lib.workspace.scopes import Workspace
-
     configure(env, provider="disabled")
-    workspace = Workspace(env.project, env.environ())  # 120 notes written in-process: the test is the embed run
-    for number in range(120):
-        store.write(workspace, store.NewMemory(f"Note {number}", "learning", None,
-                                               f"Login token number {number} expires."))
+    write_memories(env, [(f"Note {number}", "learning", None, f"Login token number {number} expires.")
+                         for number in range(120)])
     configure(env, provider="embedded", embeddedModel=str(model_dir))
     first = subprocess.Popen([str(REPO / "bin" / "memory"), "embed", "--batch", "1"], cwd=env.project,
                              env=env.environ(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -428,8 +423,7 @@ def test_embed_counts_down_on_a_terminal(env: Env, model_dir: Path) -> None:
     import pty
 
     configure(env, provider="disabled")
-    for number in range(40):
-        write(env, f"Note {number}", "learning", "Session token cache.")
+    write_memories(env, [(f"Note {number}", "learning", None, "Session token cache.") for number in range(40)])
     configure(env, provider="embedded", embeddedModel=str(model_dir))
     parent, child = pty.openpty()
     proc = subprocess.Popen([str(REPO / "bin" / "memory"), "embed", "--batch", "8"], cwd=env.project,
