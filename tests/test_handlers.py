@@ -153,6 +153,15 @@ def test_bash_warns_about_the_programs_and_errors_of_a_command(session: Session)
     assert "Docker compose needs the env file" in text and "Migrations lock the orders table" in text
 
 
+def test_bash_finds_a_gotcha_by_its_error_text_alone(session: Session) -> None:
+    session.write("Migrations lock the orders table", "gotcha", "database",
+                  "The migration deadlock on orders table happens when the worker runs.")
+    failed = session.payload("PostToolUseFailure", tool_name="Bash", tool_input={"command": "./migrate"},
+                             error="Exit code 1\nERROR: deadlock detected on orders table (migration worker)")
+    assert "Migrations lock the orders table" in context_of(session.call("memory-context-bash", failed),
+                                                            "PostToolUseFailure")
+
+
 @pytest.mark.parametrize("command", ["memory write x", "'memory' search y", "/opt/plugin/bin/memory list",
                                      "   ", ""])
 def test_bash_says_nothing_for_the_plugins_own_commands(session: Session, command: str) -> None:
