@@ -122,7 +122,6 @@ class Env:
         return json.loads((scope_dir / "graph.json").read_text())
 
 
-@contextlib.contextmanager
 def write_memories(env: Env, notes: list[tuple[str, str, str | None, str]]) -> list[str]:
     """Write (title, type, tags, content) memories in-process, in the project scope; their slugs.
     For setup: the command line's own behaviour is tested where a test is about it."""
@@ -134,6 +133,7 @@ def write_memories(env: Env, notes: list[tuple[str, str, str | None, str]]) -> l
             for title, memory_type, tags, content in notes]
 
 
+@contextlib.contextmanager
 def tmpfs(tmp_path: Path, size: str) -> Any:
     """A tmpfs of `size` (e.g. "512k") mounted for a test: a disk that really fills up. Needs the
     right to mount (root in CI); the test is skipped elsewhere."""
