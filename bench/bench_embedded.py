@@ -53,7 +53,7 @@ from _lib.workspace.scopes import Workspace
 from _lib.ops import store                      # what every command imports
 base = time.perf_counter()
 from _lib.catalog.catalog import open_catalog
-from _lib.catalog.vectors import content_hashes
+from _lib.catalog.queries import content_hashes
 from _lib.ops import semantic
 from _lib.vectors import embedder as embed, embedded, staticmodel
 from _lib.vectors.pack import Pack

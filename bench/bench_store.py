@@ -56,7 +56,7 @@ def measure(size: int, runs: int, with_graph: bool) -> dict:
             samples["delete"].append(memory("delete", slug))
         if with_graph:
             samples.update({"link": [], "unlink": [], "edges": [], "graph --depth 2": []})
-            for run in range(runs):
+            for _ in range(runs):
                 a, b = rng.sample(slugs, 2)
                 samples["link"].append(memory("link", a, b, "--label", "builds-on"))
                 samples["unlink"].append(memory("unlink", a, b, "--label", "builds-on"))

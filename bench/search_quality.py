@@ -161,7 +161,7 @@ class Query:
 def collect(workspace: object, queries: list[dict], ids: dict[str, str]) -> list[Query]:
     """Each query's keyword and semantic rankings, BM25 scores and cosines, from the plugin's code."""
     from _lib.catalog.catalog import open_catalog
-    from _lib.catalog.vectors import content_hashes
+    from _lib.catalog.queries import content_hashes
     from _lib.ops import semantic
     from _lib.vectors import embedder as embed
     from _lib.vectors.pack import Pack

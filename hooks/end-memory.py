@@ -4,22 +4,8 @@ The notes were gathered during the session by the other hooks, so this only writ
 memory file and removes the session's state.
 """
 
-from __future__ import annotations
+from _hook import run_hook
 
-from _hook import run_hook, session_of, workspace_for
+from _lib.session import handlers
 
-from _lib.session import capture
-
-
-def handle(payload: dict) -> dict | None:
-    session = session_of(payload)
-    if session is None:
-        return None
-    workspace, _ = workspace_for(payload)
-    capture.write_session_memory(workspace, session.id, session.load())
-    if payload.get("reason") not in ("resume",):  # a resumed session keeps counting
-        session.remove()
-    return None
-
-
-run_hook(handle)
+run_hook(handlers.end_memory)

@@ -4,28 +4,8 @@ Applies retention to automatically captured memories, refreshes the project's in
 and forgets the hook state of sessions idle for two weeks.
 """
 
-from __future__ import annotations
+from _hook import run_hook
 
-from _hook import log, run_hook, workspace_for
+from _lib.session import handlers
 
-from _lib.ops import entrypoint, retention
-from _lib.base import errors
-from _lib.session import state as session
-
-
-def handle(payload: dict) -> dict | None:
-    if payload.get("source") not in (None, "startup"):
-        return None
-    workspace, _ = workspace_for(payload)
-    try:
-        done = retention.apply(workspace, retention.plan(workspace))
-        if done:
-            log(f"retention: {len(done)} captured memories archived or removed")
-        entrypoint.refresh(workspace)
-    except errors.Error as exc:
-        log(f"maintenance skipped: {exc.message}")
-    session.prune_stale()
-    return None
-
-
-run_hook(handle)
+run_hook(handlers.maintenance)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import _cli
 from _lib.ops import curate
-from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
 examples:

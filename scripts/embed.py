@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     workspace = Workspace()
     progress = Progress()
     embedder = embed.Embedder(workspace, download=True, progress=progress.show,
-                              notify=lambda line: sys.stderr.write(line + "\n"))
+                              notify=lambda line: print(line, file=sys.stderr))
     try:
         embedder, results = backfill.backfill(workspace, args.scope, everything=args.all, batch=args.batch,
                                            progress=progress, embedder=embedder)

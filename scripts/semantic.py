@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
     workspace = Workspace()
     line = _cli.StatusLine()
     embedder = embed.Embedder(workspace, download=True, progress=line.show,
-                              notify=lambda text: sys.stderr.write(text + "\n"))
+                              notify=lambda text: print(text, file=sys.stderr))
     try:
         outcome = semantic.search_memories(workspace, query, _cli.filters_from(args), limit=args.limit,
                                            mode=args.mode, embedder=embedder)

@@ -397,7 +397,7 @@ def run_trust(store: tasks.TaskStore, args: argparse.Namespace) -> int:
     if changed:
         tasktrust.trust(workspace, list(commands))
     trusted_now = not args.list
-    rows = [{"command": command, "tasks": ids, "trusted": trusted_now or command not in new, "new": command in new}
+    rows: list[dict[str, Any]] = [{"command": command, "tasks": ids, "trusted": trusted_now or command not in new, "new": command in new}
             for command, ids in commands.items()]
     if args.json:
         _cli.emit_json({"repository": repository, "changed": changed, "commands": rows})

@@ -72,7 +72,7 @@ def main(argv: list[str]) -> int:
 def _nothing_else(args: object) -> bool:
     """Piped stdin is the new content only when no other change was asked for."""
     return all(getattr(args, name) is None for name in ("title", "tags", "add_tags", "remove_tags", "type",
-                                                        "status", "paths")) and not args.reanchor
+                                                        "status", "paths")) and not getattr(args, "reanchor", False)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ from _lib.model import memory
 from _lib.ops import store
 from _lib.workspace.scopes import Workspace
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 EXAMPLES = """\
 examples:
   memory write "API uses OAuth2" --type decision --tags auth,api --content "We chose OAuth2 with PKCE."
@@ -42,7 +46,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     text = _cli.body_from(args)
-    fields, content, document_title = ({}, text or "", None)
+    fields: dict[str, Any] = {}
+    content, document_title = text or "", None
     if args.file is not None and text is not None:
         fields, content, document_title = store.from_document(text)
     title = args.title if args.title is not None else document_title

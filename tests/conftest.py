@@ -16,8 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "mermaid"))
 
-from helpers import Env, check_written_files  # noqa: E402
-from mermaid_check import MermaidChecker, session_checker  # noqa: E402
+from helpers import Env, check_written_files, tmpfs  # noqa: E402
+from mermaid_check import session_checker  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -38,3 +38,10 @@ def env(tmp_path: Path) -> Any:
     problems = check_written_files(environment.global_dir, environment.project_dir,
                                    unchecked=environment.unchecked)
     assert not problems, "files written by the tools break their schemas:\n" + "\n".join(problems)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    """A 512 KiB tmpfs mounted for the test (skipped where mounting is not permitted)."""
+    with tmpfs(tmp_path, "512k") as mount_point:
+        yield mount_point

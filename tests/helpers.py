@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -23,16 +24,22 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads((SCHEMAS / f"{name}.schema.json").read_text())
 
 
-def schema_errors(instance: Any, name: str) -> list[str]:
-    """Violations of schemas/<name>.schema.json by `instance`, checked with the real jsonschema."""
+@functools.cache
+def _validator(name: str) -> Any:
+    """The real jsonschema's validator of schemas/<name>.schema.json, built once per test session."""
     import jsonschema
     from referencing import Registry, Resource
 
     registry = Registry()
     for path in SCHEMAS.glob("*.schema.json"):
         registry = registry.with_resource(path.name, Resource.from_contents(json.loads(path.read_text())))
-    validator = jsonschema.Draft202012Validator(load_schema(name), registry=registry)
-    return [f"{'.'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(instance)]
+    return jsonschema.Draft202012Validator(load_schema(name), registry=registry)
+
+
+def schema_errors(instance: Any, name: str) -> list[str]:
+    """Violations of schemas/<name>.schema.json by `instance`, checked with the real jsonschema."""
+    return [f"{'.'.join(map(str, error.absolute_path))}: {error.message}"
+            for error in _validator(name).iter_errors(instance)]
 
 
 @dataclass
@@ -115,6 +122,17 @@ class Env:
         return json.loads((scope_dir / "graph.json").read_text())
 
 
+def write_memories(env: Env, notes: list[tuple[str, str, str | None, str]]) -> list[str]:
+    """Write (title, type, tags, content) memories in-process, in the project scope; their slugs.
+    For setup: the command line's own behaviour is tested where a test is about it."""
+    from _lib.ops import store
+    from _lib.workspace.scopes import Workspace
+
+    workspace = Workspace(env.project, env.environ())
+    return [store.write(workspace, store.NewMemory(title, memory_type, tags, content)).slug
+            for title, memory_type, tags, content in notes]
+
+
 @contextlib.contextmanager
 def tmpfs(tmp_path: Path, size: str) -> Any:
     """A tmpfs of `size` (e.g. "512k") mounted for a test: a disk that really fills up. Needs the
@@ -183,3 +201,77 @@ def _frontmatter_problems(root: Path, unchecked: set[Path]) -> list[str]:
         data = frontmatter.parse(document.frontmatter or "")
         problems += [f"{path}: {error}" for error in schema_errors(data, "frontmatter")]
     return problems
+
+
+# A memory file written as the first plugin wrote it: read and rewritten byte for byte.
+OAUTH_EXAMPLE = """---
+type: decision
+tags:
+  - auth
+  - oauth2
+  - security
+created: "2026-01-10T10:00:00Z"
+updated: "2026-01-10T10:30:00Z"
+links:
+  - learning-token-refresh
+  - hub-authentication
+---
+
+# OAuth2 Implementation Decision
+
+We decided to use OAuth2 with PKCE flow for authentication...
+
+## Rationale
+
+- Industry standard
+- Better security than basic auth
+- Supports refresh tokens
+
+## Trade-offs
+
+- More complex than basic auth
+- Requires token management
+"""
+
+
+def memory_files(directory: Path) -> list[Path]:
+    return sorted(path for path in directory.glob("*.md") if path.name != "index.md")
+
+
+def assert_consistent(directory: Path) -> None:
+    """Files, index.json and graph.json agree; every edge has its inverse; every file is whole."""
+    from _lib.model import frontmatter, graph
+
+    files = {path.stem: path for path in memory_files(directory)}
+    for path in files.values():
+        text = path.read_text(encoding="utf-8")
+        assert text.startswith("---\n") and "\n---\n" in text, f"{path.name} is not a whole memory file"
+        frontmatter.parse(frontmatter.split(text).frontmatter or "")
+    index = json.loads((directory / "index.json").read_text())
+    assert set(index["memories"]) == set(files)
+    graph_path = directory / "graph.json"
+    if graph_path.exists():
+        edges = json.loads(graph_path.read_text())
+    else:  # written once the scope has its first edge: then no file may declare a link
+        declared = {path.name for path in files.values() if "\nlinks:" in path.read_text(encoding="utf-8")}
+        assert not declared, f"graph.json is missing but {sorted(declared)} declare links"
+        edges = {}
+    inverse = graph.Labels().inverse
+    for source, items in edges.items():
+        assert source in files
+        for edge in items:
+            assert edge["target"] in files and edge["target"] != source
+            assert any(back["target"] == source and back["label"] == inverse(edge["label"])
+                       for back in edges.get(edge["target"], [])), f"{source}->{edge['target']} lacks its inverse"
+
+
+def fill_disk(disk: Path) -> None:
+    """Write zeros into `disk` until it is full."""
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

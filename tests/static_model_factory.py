@@ -8,13 +8,17 @@ out, so the tests load them through the same code that loads a model from the hu
 
 from __future__ import annotations
 
+import hashlib
+import http.server
 import json
 import math
+import os
 import struct
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]")
+MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")  # a model2vec model directory
 # dtype -> (struct format, bytes per value)
 FORMATS = {"F32": ("f", 4), "F16": ("e", 2), "F64": ("d", 8), "I8": ("b", 1), "BF16": ("H", 2),
            "I64": ("q", 8), "I32": ("i", 4)}
@@ -106,3 +110,57 @@ def mean(rows: Sequence[Sequence[float]], *, normalize: bool = True) -> list[flo
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b))
     return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)) or 1.0)
+
+
+# -- a hub: its cache layout and its file endpoint ------------------------------------------------
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def fake_cache(cache: Path, model_dir: Path, model_id: str = "org/tiny") -> Path:
+    """A hub cache as huggingface_hub lays it out: refs/main, snapshots/<commit> linking blobs."""
+    folder = cache / ("models--" + model_id.replace("/", "--"))
+    (folder / "refs").mkdir(parents=True)
+    (folder / "refs" / "main").write_text(COMMIT)
+    snapshot = folder / "snapshots" / COMMIT
+    snapshot.mkdir(parents=True)
+    (folder / "blobs").mkdir()
+    for name in MODEL_FILES:
+        blob = folder / "blobs" / hashlib.sha256((model_dir / name).read_bytes()).hexdigest()
+        blob.write_bytes((model_dir / name).read_bytes())
+        (snapshot / name).symlink_to(os.path.relpath(blob, snapshot))
+    return snapshot
+
+
+class FakeHub(http.server.BaseHTTPRequestHandler):
+    """The hub's file endpoint: HEAD and GET /<org>/<name>/resolve/<revision>/<file>."""
+
+    files: dict[str, bytes] = {}
+    requests: list[str] = []
+
+    def answer(self, body: bool) -> None:
+        self.requests.append(f"{self.command} {self.path}")
+        parts = self.path.split("/")
+        if len(parts) == 6 and parts[1:4] == ["org", "tiny", "resolve"] and parts[5] in self.files:
+            data = self.files[parts[5]]
+            self.send_response(200)
+            self.send_header("X-Repo-Commit", COMMIT)
+            self.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if body:
+                self.wfile.write(data)
+            return
+        self.send_response(404)
+        self.send_header("X-Error-Code", "RepoNotFound")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self.answer(False)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.answer(True)
+
+    def log_message(self, *args: Any) -> None:
+        pass

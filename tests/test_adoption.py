@@ -9,11 +9,9 @@ as processes, the way users and Claude Code run them.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 

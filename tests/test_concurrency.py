@@ -61,7 +61,7 @@ def test_stale_temp_cleanup_spares_writers_still_running(tmp_path) -> None:
     of a live process writing beside the memories without the lock (.gitignore on first write)."""
     from _lib.base import fsutil
 
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True).stdout.strip()
     try:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from helpers import Env
+from helpers import Env, write_memories
 
 ADR = Path(__file__).resolve().parents[2] / "shared" / "eval" / "adr"
 
@@ -110,10 +109,8 @@ def test_session_start_summary_within_budget(env: Env) -> None:
     from _lib.session import injection as context
     from _lib.base import text
 
-    for index in range(40):
-        env.ok("write", f"Decision number {index} about the billing service", "--type", "decision",
-               "--tags", "billing")
-    env.ok("write", "Billing hub", "--type", "hub", "--tags", "billing")
+    write_memories(env, [(f"Decision number {index} about the billing service", "decision", "billing", "")
+                         for index in range(40)] + [("Billing hub", "hub", "billing", "")])
     summary = context.session_start(workspace(env), open_tasks=["1.1.1 Write tests (in-progress)"])
     assert text.estimate_tokens(summary) <= 500
     assert "Key decisions" in summary and "Open tasks" in summary and "today" in summary
@@ -215,7 +212,6 @@ def test_discovery_and_session_capture(env: Env) -> None:
 
 def test_retention_prunes_only_captured_memories(env: Env) -> None:
     from _lib.session import capture
-    from _lib.ops import retention
 
     ws = workspace(env)
     env.ok("write", "Hand-written decision", "--type", "decision", "--tags", "x", "--scope", "local")

@@ -7,36 +7,8 @@ import re
 
 import yaml
 
-from helpers import Env, schema_errors, snapshot
+from helpers import OAUTH_EXAMPLE, Env, schema_errors, snapshot
 
-OAUTH_EXAMPLE = """---
-type: decision
-tags:
-  - auth
-  - oauth2
-  - security
-created: "2026-01-10T10:00:00Z"
-updated: "2026-01-10T10:30:00Z"
-links:
-  - learning-token-refresh
-  - hub-authentication
----
-
-# OAuth2 Implementation Decision
-
-We decided to use OAuth2 with PKCE flow for authentication...
-
-## Rationale
-
-- Industry standard
-- Better security than basic auth
-- Supports refresh tokens
-
-## Trade-offs
-
-- More complex than basic auth
-- Requires token management
-"""
 
 
 def frontmatter_of(path) -> dict:

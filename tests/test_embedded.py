@@ -26,13 +26,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from helpers import REPO, Env
-from static_model_factory import mean, write_model
+from helpers import REPO, Env, write_memories
+from static_model_factory import COMMIT, FakeHub, fake_cache, mean, write_model
 
 sys.path.insert(0, str(REPO / "tests" / "servers"))
 
 from embedding_stub import EMBED, EmbeddingStub, refused_url  # noqa: E402
-from test_staticmodel import COMMIT, FakeHub, fake_cache  # noqa: E402
 
 from _lib.vectors import embedder as embed, staticmodel  # noqa: E402
 
@@ -308,9 +307,7 @@ def test_a_write_waiting_for_its_embedding_does_not_hold_up_other_writes(env: En
             slow = subprocess.Popen([str(REPO / "bin" / "memory"), "write", "Slow one", "--content", "Held."],
                                     cwd=env.project, env=env.environ(), stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE)
-            deadline = time.monotonic() + 30
-            while stub.count(EMBED) < 2 and time.monotonic() < deadline and slow.poll() is None:
-                time.sleep(0.02)
+            stub.wait_for_requests(2, EMBED, timeout=30)
             assert stub.count(EMBED) == 2, "the first write never reached the provider"
             # the held write has released the scope's lock: another writer gets it now
             quick = env.run("delete", "learning-warm-up", timeout=30)
@@ -324,8 +321,8 @@ def test_a_write_waiting_for_its_embedding_does_not_hold_up_other_writes(env: En
 
 def test_embed_shows_nothing_on_a_pipe_and_continues_after_a_kill(env: Env, model_dir: Path) -> None:
     configure(env, provider="disabled")
-    for number in range(120):
-        write(env, f"Note {number}", "learning", f"Login token number {number} expires.")
+    write_memories(env, [(f"Note {number}", "learning", None, f"Login token number {number} expires.")
+                         for number in range(120)])
     configure(env, provider="embedded", embeddedModel=str(model_dir))
     first = subprocess.Popen([str(REPO / "bin" / "memory"), "embed", "--batch", "1"], cwd=env.project,
                              env=env.environ(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -426,8 +423,7 @@ def test_embed_counts_down_on_a_terminal(env: Env, model_dir: Path) -> None:
     import pty
 
     configure(env, provider="disabled")
-    for number in range(40):
-        write(env, f"Note {number}", "learning", "Session token cache.")
+    write_memories(env, [(f"Note {number}", "learning", None, "Session token cache.") for number in range(40)])
     configure(env, provider="embedded", embeddedModel=str(model_dir))
     parent, child = pty.openpty()
     proc = subprocess.Popen([str(REPO / "bin" / "memory"), "embed", "--batch", "8"], cwd=env.project,

@@ -99,13 +99,13 @@ def test_fast_parser_never_disagrees_with_yaml(text: str) -> None:
         return
     try:
         expected = yaml.load(text, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError:
-        raise AssertionError(f"fast parser accepted what YAML rejects: {text!r} -> {fast!r}")
+    except yaml.YAMLError as exc:
+        raise AssertionError(f"fast parser accepted what YAML rejects: {text!r} -> {fast!r}") from exc
     assert fast == (expected or {}), text
 
 
 def test_fast_parser_handles_the_data_model_example() -> None:
-    from test_crud import OAUTH_EXAMPLE
+    from helpers import OAUTH_EXAMPLE
 
     text = OAUTH_EXAMPLE.split("---\n")[1]
     assert frontmatter.parse_simple(text) == yaml.safe_load(text)

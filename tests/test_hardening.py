@@ -13,47 +13,20 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from helpers import REPO, Env, snapshot, tmpfs
+from helpers import REPO, Env, assert_consistent, fill_disk, memory_files, snapshot
+
+if TYPE_CHECKING:
+    import predecessor_store
 
 SCRIPTS = REPO / "scripts"
 HOOKS = REPO / "hooks"
-
-
-def memory_files(directory: Path) -> list[Path]:
-    return sorted(path for path in directory.glob("*.md") if path.name != "index.md")
-
-
-def assert_consistent(directory: Path) -> None:
-    """Files, index.json and graph.json agree; every edge has its inverse; every file is whole."""
-    from _lib.model import frontmatter, graph
-
-    files = {path.stem: path for path in memory_files(directory)}
-    for path in files.values():
-        text = path.read_text(encoding="utf-8")
-        assert text.startswith("---\n") and "\n---\n" in text, f"{path.name} is not a whole memory file"
-        frontmatter.parse(frontmatter.split(text).frontmatter or "")
-    index = json.loads((directory / "index.json").read_text())
-    assert set(index["memories"]) == set(files)
-    graph_path = directory / "graph.json"
-    if graph_path.exists():
-        edges = json.loads(graph_path.read_text())
-    else:  # written once the scope has its first edge: then no file may declare a link
-        declared = {path.name for path in files.values() if "\nlinks:" in path.read_text(encoding="utf-8")}
-        assert not declared, f"graph.json is missing but {sorted(declared)} declare links"
-        edges = {}
-    inverse = graph.Labels().inverse
-    for source, items in edges.items():
-        assert source in files
-        for edge in items:
-            assert edge["target"] in files and edge["target"] != source
-            assert any(back["target"] == source and back["label"] == inverse(edge["label"])
-                       for back in edges.get(edge["target"], [])), f"{source}->{edge['target']} lacks its inverse"
 
 
 # -- concurrency --------------------------------------------------------------------------------
@@ -144,8 +117,8 @@ def test_graph_neighbours_match_frontmatter_after_concurrent_links(env: Env) -> 
         assert proc.wait(timeout=120) == 0, proc.stderr.read().decode() if proc.stderr else ""
     graph = env.graph(env.project_dir)
     for a, b in pairs:
-        assert ("learning-node-%d" % b, "builds-on") in {(e["target"], e["label"]) for e in graph[f"learning-node-{a}"]}
-        assert ("learning-node-%d" % a, "foundation-for") in {(e["target"], e["label"])
+        assert (f"learning-node-{b}", "builds-on") in {(e["target"], e["label"]) for e in graph[f"learning-node-{a}"]}
+        assert (f"learning-node-{a}", "foundation-for") in {(e["target"], e["label"])
                                                               for e in graph[f"learning-node-{b}"]}
     for index in range(6):
         text = (env.project_dir / f"learning-node-{index}.md").read_text()
@@ -440,7 +413,7 @@ ADOPTED_WORKER = textwrap.dedent("""
 """)
 
 
-def _original_edges_kept(env: Env, store: "predecessor_store.Store") -> None:
+def _original_edges_kept(env: Env, store: predecessor_store.Store) -> None:
     graph = json.loads((env.project_dir / "graph.json").read_text())
     on_disk = {(edge["source"], edge["target"], edge.get("label") or edge.get("relation"))
                for edge in graph["edges"]}
@@ -790,13 +763,6 @@ def test_a_stopped_lock_holder_never_stalls_hooks_and_commands_say_who_holds_it(
 
 # -- a full disk, a read-only file system -----------------------------------------------------------
 
-@pytest.fixture
-def small_disk(tmp_path: Path):
-    """A 512 KiB tmpfs mounted for the test (skipped where mounting is not permitted)."""
-    with tmpfs(tmp_path, "512k") as mount_point:
-        yield mount_point
-
-
 def _disk_env(disk: Path) -> Env:
     (disk / "home").mkdir()
     subprocess.run(["git", "init", "-q", str(disk / "project")], check=True)
@@ -807,20 +773,9 @@ def _disk_env(disk: Path) -> Env:
     return env
 
 
-def _fill(disk: Path) -> None:
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
-    try:
-        while True:
-            os.write(fd, b"\0" * 4096)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def test_a_full_disk_gives_one_error_line_and_reading_still_works(small_disk: Path) -> None:
     env = _disk_env(small_disk)
-    _fill(small_disk)
+    fill_disk(small_disk)
     before = snapshot(env.project_dir)
     for args in (("list",), ("search", "retries"), ("read", "learning-note-3"), ("edges", "learning-note-1"),
                  ("health",), ("export",), ("query", "--recent", "3")):
@@ -1075,7 +1030,7 @@ def test_repair_of_repeated_fields_keeps_every_copys_values(tmp_path_factory, co
 # -- every mutation of a file takes the lock that guards it --------------------------------------------
 
 def test_concurrent_config_changes_lose_none(env: Env) -> None:
-    keys = [f"quality.minQualityScore", "quality.orphanThreshold", "locks.waitSeconds", "search.semanticMode",
+    keys = ["quality.minQualityScore", "quality.orphanThreshold", "locks.waitSeconds", "search.semanticMode",
             "embedding.timeoutSeconds", "injection.gotchas_per_read"]
     values = ["40", "9", "12", "hybrid", "3", "2"]
     for scope in ("global", "project"):

@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +32,12 @@ from helpers import REPO, check_written_files
 
 from _lib.model import frontmatter
 from _lib.base import text
+from _lib.session import handlers
+from _lib.session.hookio import HookRun as Run
 
 RUN = REPO / "hooks" / "run"
 SH = shutil.which("sh") or "/bin/sh"
 HOOKS_JSON = REPO / "hooks" / "hooks.json"
-SESSION_END_BUDGET = 1.5  # seconds Claude Code gives all SessionEnd hooks together
 
 
 def registered_hooks() -> list[tuple[str, str]]:
@@ -58,7 +58,6 @@ class HookRun:
     code: int
     out: str
     err: str
-    elapsed: float
 
     @property
     def answer(self) -> dict[str, Any] | None:
@@ -117,15 +116,19 @@ class Hooks:
             env: dict[str, str] | None = None) -> HookRun:
         """`sh hooks/run NAME` with `payload` as JSON (or `raw` bytes) on stdin."""
         data = raw if raw is not None else json.dumps(payload).encode()
-        started = time.perf_counter()
         proc = subprocess.run([SH, str(RUN), name], input=data, capture_output=True, timeout=120,
                               cwd=cwd or self.project, env=env or self.environ())
-        elapsed = time.perf_counter() - started
         result = HookRun(proc.returncode, proc.stdout.decode("utf-8", "replace"),
-                         proc.stderr.decode("utf-8", "replace"), elapsed)
+                         proc.stderr.decode("utf-8", "replace"))
         assert result.code == 0, f"{name} exited {result.code}: {result.err}"
         assert "Traceback" not in result.err, result.err
         return result
+
+    def call(self, name: str, payload: Any) -> HookRun:
+        """The hook's handler called in-process, answering as `run` would: for the rules a hook
+        applies (the process users meet is `run`'s)."""
+        answer = handlers.HANDLERS[name](json.loads(json.dumps(payload)), Run(self.environ(), name))
+        return HookRun(0, json.dumps(answer, ensure_ascii=False) + "\n" if answer else "", "")
 
     def memory(self, *args: str) -> str:
         env = self.environ(CLAUDE_MEMORY_PYTHON=sys.executable)
@@ -230,6 +233,21 @@ def hooks(tmp_path: Path) -> Any:
     yield environment
     problems = check_written_files(environment.home / ".claude" / "memory", environment.memory_dir)
     assert not problems, "files written by the hooks break their schemas:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def guard_empty(tmp_path_factory: pytest.TempPathFactory) -> Hooks:
+    """A project without memories, shared by the guard's decisions (they change nothing)."""
+    return Hooks(tmp_path_factory.mktemp("guard-empty"))
+
+
+@pytest.fixture(scope="module")
+def guard_full(tmp_path_factory: pytest.TempPathFactory) -> Hooks:
+    """A project memory and a global one, shared by the guard's decisions (they change nothing)."""
+    environment = Hooks(tmp_path_factory.mktemp("guard-full"))
+    environment.memory("write", "Use OAuth2", "--type", "decision", "--content", "PKCE everywhere")
+    environment.memory("write", "Global habit", "--type", "learning", "--scope", "global", "--content", "x")
+    return environment
 
 
 def auth_project(hooks: Hooks) -> dict[str, Path]:
@@ -356,10 +374,11 @@ def _decision(result: HookRun) -> tuple[str, str] | None:
                                          ("local", "project/.claude/memory/local/x.md"),
                                          ("project", "project/.claude/memory/nodes/decision/y.md"),
                                          ("global", "home/.claude/memory/x.md")])
-def test_file_tools_are_denied_in_every_scope_directory(hooks: Hooks, tool: str, key: str, scope: str,
+def test_file_tools_are_denied_in_every_scope_directory(guard_empty: Hooks, tool: str, key: str, scope: str,
                                                         where: str) -> None:
+    hooks = guard_empty
     target = hooks.root / where
-    result = hooks.run("protect-memory-directory", hooks.pre_tool(tool, {key: str(target), "content": "x"}))
+    result = hooks.call("protect-memory-directory", hooks.pre_tool(tool, {key: str(target), "content": "x"}))
     decision = _decision(result)
     assert decision is not None, f"{tool} into {where} was not denied"
     verdict, reason = decision
@@ -398,10 +417,11 @@ def test_a_symlink_into_the_memory_directory_is_seen_through(hooks: Hooks) -> No
 
 @pytest.mark.parametrize("path", ["src/auth/login.ts", ".claude/settings.json", ".claude/memory-notes.md",
                                   "docs/.claude/memoryx/a.md"])
-def test_file_tools_elsewhere_are_allowed(hooks: Hooks, path: str) -> None:
+def test_file_tools_elsewhere_are_allowed(guard_empty: Hooks, path: str) -> None:
+    hooks = guard_empty
     target = hooks.project / path
     for tool in ("Write", "Edit"):
-        assert hooks.run("protect-memory-directory",
+        assert hooks.call("protect-memory-directory",
                          hooks.pre_tool(tool, {"file_path": str(target), "content": "x"})).out == ""
 
 
@@ -449,9 +469,10 @@ DENIED_COMMANDS = [
 
 
 @pytest.mark.parametrize("command", DENIED_COMMANDS)
-def test_bash_commands_that_change_memory_files_are_denied(hooks: Hooks, command: str) -> None:
+def test_bash_commands_that_change_memory_files_are_denied(guard_empty: Hooks, command: str) -> None:
+    hooks = guard_empty
     command = command.replace("{project}", str(hooks.project))
-    result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command,
+    result = hooks.call("protect-memory-directory", hooks.pre_tool("Bash", {"command": command,
                                                                            "description": "Change a note"}))
     decision = _decision(result)
     assert decision is not None, f"not denied: {command}"
@@ -486,8 +507,8 @@ ALLOWED_COMMANDS = [
 
 
 @pytest.mark.parametrize("command", ALLOWED_COMMANDS)
-def test_bash_commands_that_only_read_memory_are_allowed(hooks: Hooks, command: str) -> None:
-    result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command,
+def test_bash_commands_that_only_read_memory_are_allowed(guard_empty: Hooks, command: str) -> None:
+    result = guard_empty.call("protect-memory-directory", guard_empty.pre_tool("Bash", {"command": command,
                                                                            "description": "Look"}))
     assert result.out == "", f"denied: {command}: {result.out}"
 
@@ -512,10 +533,9 @@ DESTROYING_COMMANDS = [
 
 
 @pytest.mark.parametrize("command", DESTROYING_COMMANDS)
-def test_bash_commands_that_destroy_a_memory_directory_are_denied(hooks: Hooks, command: str) -> None:
-    hooks.memory("write", "Use OAuth2", "--type", "decision", "--content", "PKCE everywhere")
-    hooks.memory("write", "Global habit", "--type", "learning", "--scope", "global", "--content", "x")
-    decision = _decision(hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command})))
+def test_bash_commands_that_destroy_a_memory_directory_are_denied(guard_full: Hooks, command: str) -> None:
+    hooks = guard_full
+    decision = _decision(hooks.call("protect-memory-directory", hooks.pre_tool("Bash", {"command": command})))
     assert decision is not None, f"not denied: {command}"
     assert decision[0] == "deny" and "memory directory" in decision[1] and "memory restore" in decision[1]
 
@@ -525,9 +545,8 @@ def test_bash_commands_that_destroy_a_memory_directory_are_denied(hooks: Hooks, 
                                      "sed -i 's/a/b/' src/app.py", "memory delete decision-use-oauth2",
                                      "python3 -c \"open('out.txt', 'w').write('x')\"", "ls .claude",
                                      "grep -r PKCE .claude/memory"])
-def test_ordinary_commands_beside_memories_pass_the_guard(hooks: Hooks, command: str) -> None:
-    hooks.memory("write", "Use OAuth2", "--type", "decision", "--content", "PKCE everywhere")
-    result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash", {"command": command}))
+def test_ordinary_commands_beside_memories_pass_the_guard(guard_full: Hooks, command: str) -> None:
+    result = guard_full.call("protect-memory-directory", guard_full.pre_tool("Bash", {"command": command}))
     assert result.out == "", f"denied: {command}: {result.out}"
 
 
@@ -911,11 +930,11 @@ def test_pre_compact_notes_come_back_after_compaction(hooks: Hooks) -> None:
     assert "Before compaction" not in (fresh.context("SessionStart") or "")
 
 
-def test_session_end_writes_the_session_memory_quickly(hooks: Hooks) -> None:
+def test_session_end_writes_the_session_memory(hooks: Hooks) -> None:
+    """(Its time against SessionEnd's 1.5 s budget: bench/bench_hooks.py.)"""
     _busy_session(hooks)
     result = hooks.run("end-memory", hooks.session_end("other"))
     assert result.out == ""
-    assert result.elapsed < SESSION_END_BUDGET, f"end-memory took {result.elapsed:.2f}s"
     [saved] = hooks.memories(hooks.local_dir, "session")
     notes = saved.read_text()
     assert "## Files changed" in notes and "src/auth/session.ts" in notes
@@ -939,7 +958,7 @@ def test_an_idle_session_leaves_no_memory(hooks: Hooks) -> None:
     hooks.run("memory-skill-reminder", hooks.prompt("hi"))
     hooks.run("pre-compact-memory", hooks.pre_compact("auto"))
     result = hooks.run("end-memory", hooks.session_end("prompt_input_exit"))
-    assert result.out == "" and result.elapsed < SESSION_END_BUDGET
+    assert result.out == ""
     assert not hooks.local_dir.exists() or not hooks.memories(hooks.local_dir, "session")
 
 
@@ -977,10 +996,11 @@ def test_file_summary_is_refreshed_only_when_the_file_changes(hooks: Hooks) -> N
     source = hooks.write_file("src/orders/pipeline.py", _large_python())
     hooks.run("capture-file-summary", hooks.post_read(source))
     [summary] = hooks.memories(hooks.local_dir, "file-summary")
-    first = summary.read_bytes(), summary.stat().st_mtime_ns
-    time.sleep(0.05)
+    os.utime(summary, ns=(10**18, 10**18))  # a rewrite would give it the current time (and a new inode)
+    first = summary.read_bytes(), summary.stat().st_mtime_ns, summary.stat().st_ino
     hooks.run("capture-file-summary", hooks.post_read(source))
-    assert (summary.read_bytes(), summary.stat().st_mtime_ns) == first, "rewritten although unchanged"
+    assert (summary.read_bytes(), summary.stat().st_mtime_ns, summary.stat().st_ino) == first, \
+        "rewritten although unchanged"
     source.write_text(_large_python(purpose="Order processing v2: validation and refunds"))
     hooks.run("capture-file-summary", hooks.post_read(source))
     assert "Order processing v2: validation and refunds" in summary.read_text()
@@ -1037,7 +1057,6 @@ def test_bootstrap_records_the_interpreter_once(hooks: Hooks) -> None:
     second = hooks.run("bootstrap", hooks.session_start("resume"))
     assert second.out == ""
     assert (record.read_bytes(), record.stat().st_mtime_ns, recorded.stat().st_mtime_ns) == before
-    assert second.elapsed < 2.0, f"an idempotent bootstrap took {second.elapsed:.2f}s"
     assert not (hooks.data / "venv").exists()  # this interpreter has the requirements
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from helpers import Env, schema_errors
-from test_crud import OAUTH_EXAMPLE
+from helpers import OAUTH_EXAMPLE, Env, schema_errors
 
 SEED_NODE = """---
 id: decision-001-jwt-auth

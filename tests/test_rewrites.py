@@ -187,7 +187,7 @@ def test_a_failure_at_any_step_leaves_the_memory_files_as_they_were(tmp_path: Pa
     import importlib
 
     from _lib.ops import links, store
-    from test_hardening import assert_consistent
+    from helpers import assert_consistent
 
     module_name, attribute, make_error = FAILURES[failure]
     owner = importlib.import_module(module_name)
@@ -239,7 +239,7 @@ def test_in_a_store_of_the_earlier_plugin_its_graph_json_is_put_back_too(tmp_pat
     it, and every memory file, as it was."""
     import predecessor_store
     from _lib.base import fsutil
-    from _lib.ops import links, store
+    from _lib.ops import links
 
     real = fsutil.write_atomically
     calls = [0, 0]

@@ -8,7 +8,6 @@ otherwise those tests skip.
 
 from __future__ import annotations
 
-import hashlib
 import http.server
 import json
 import math
@@ -26,8 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import SCRIPTS
-from static_model_factory import (BERT_NORMALIZER, cosine, encode, mean, tokenizer_json, write_model,
-                                  write_safetensors)
+from static_model_factory import (BERT_NORMALIZER, COMMIT, FakeHub, cosine, encode, fake_cache, mean,
+                                  tokenizer_json, write_model, write_safetensors)
 
 from _lib.base import errors
 from _lib.vectors import hftokenizer, staticmodel
@@ -362,24 +361,6 @@ def test_index_lookups_find_every_token_and_nothing_else(model_dir: Path, tmp_pa
 
 # -- the hub ------------------------------------------------------------------------------
 
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
-
-
-def fake_cache(cache: Path, model_dir: Path, model_id: str = "org/tiny") -> Path:
-    """A hub cache as huggingface_hub lays it out: refs/main, snapshots/<commit> linking blobs."""
-    folder = cache / ("models--" + model_id.replace("/", "--"))
-    (folder / "refs").mkdir(parents=True)
-    (folder / "refs" / "main").write_text(COMMIT)
-    snapshot = folder / "snapshots" / COMMIT
-    snapshot.mkdir(parents=True)
-    (folder / "blobs").mkdir()
-    for name in staticmodel.FILES:
-        blob = folder / "blobs" / hashlib.sha256((model_dir / name).read_bytes()).hexdigest()
-        blob.write_bytes((model_dir / name).read_bytes())
-        (snapshot / name).symlink_to(os.path.relpath(blob, snapshot))
-    return snapshot
-
-
 def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -453,40 +434,6 @@ def test_the_hub_cache_follows_huggingface_settings(monkeypatch: pytest.MonkeyPa
     assert staticmodel.hub_cache_dir() == tmp_path / "home" / "hub"
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
     assert staticmodel.hub_cache_dir() == tmp_path / "cache"
-
-
-class FakeHub(http.server.BaseHTTPRequestHandler):
-    """The hub's file endpoint: HEAD and GET /<org>/<name>/resolve/<revision>/<file>."""
-
-    files: dict[str, bytes] = {}
-    requests: list[str] = []
-
-    def answer(self, body: bool) -> None:
-        self.requests.append(f"{self.command} {self.path}")
-        parts = self.path.split("/")
-        if len(parts) == 6 and parts[1:4] == ["org", "tiny", "resolve"] and parts[5] in self.files:
-            data = self.files[parts[5]]
-            self.send_response(200)
-            self.send_header("X-Repo-Commit", COMMIT)
-            self.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            if body:
-                self.wfile.write(data)
-            return
-        self.send_response(404)
-        self.send_header("X-Error-Code", "RepoNotFound")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        self.answer(False)
-
-    def do_GET(self) -> None:  # noqa: N802
-        self.answer(True)
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 def test_a_hub_model_is_downloaded_once_with_progress(model_dir: Path, tmp_path: Path,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -126,10 +125,8 @@ def test_failing_tests_or_missing_deliverables_leave_it_in_progress(env: Env) ->
 
 def test_tests_run_in_the_project_directory_with_a_time_limit(env: Env) -> None:
     plan_for(env, "--test", "pwd > where.txt", "--test", "sleep 30")
-    started = time.monotonic()
     run_hook(env, "subagent-validation", subagent_stop(env, "testplugin:implementer"),
              CLAUDE_MEMORY_TASK_TEST_TIMEOUT="1")
-    assert time.monotonic() - started < 15
     assert (env.project / "where.txt").read_text().strip() == str(env.project.resolve())
     runs = task(env, "1.1.1")["validationResults"]["tests"]
     assert runs[0]["exitCode"] == 0 and runs[1]["timedOut"] is True and runs[1]["exitCode"] is None

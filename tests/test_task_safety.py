@@ -30,8 +30,7 @@ from typing import Any
 import pytest
 
 from helpers import HOOKS, REPO, SCRIPTS, Env, snapshot
-from test_hardening import _fill as fill
-from test_hardening import small_disk  # noqa: F401 - a fixture: a small tmpfs, where mounting is allowed
+from helpers import fill_disk as fill
 
 AGENT = "testplugin:implementer"
 SECRET = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -66,7 +65,7 @@ def assert_whole(env: Env) -> None:
     on_disk = set(state(tasks_dir(env)))
     assert sorted(tree_ids(env.ok("task", "tree", "--json").json()["tasks"])) == sorted(on_disk)
     listed = {entry["id"]: entry for entry in env.ok("task", "list", "--json").json()["tasks"]}
-    for task_id, entry in listed.items():
+    for entry in listed.values():
         children = [listed[child] for child in entry["children"]]
         if children:
             assert entry["progress"]["total"] == sum(child["progress"]["total"] for child in children)

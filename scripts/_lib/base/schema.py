@@ -41,7 +41,7 @@ def schema_dir() -> Path:
     raise FileNotFoundError("schemas directory not found beside the scripts")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name: str) -> dict[str, Any]:
     """Load `schemas/<name>.schema.json`."""
     with open(schema_dir() / f"{name}.schema.json", encoding="utf-8") as handle:

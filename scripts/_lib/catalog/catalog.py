@@ -104,13 +104,13 @@ class Entry:
     def links(self) -> list[str]:
         if isinstance(self._links, str):
             self._links = json.loads(self._links)
-        return self._links
+        return self._links  # type: ignore[return-value]  # decoded above
 
     @property
     def extra(self) -> dict[str, Any]:
         if isinstance(self._extra, str):
             self._extra = json.loads(self._extra)
-        return self._extra
+        return self._extra  # type: ignore[return-value]  # decoded above
 
     def __repr__(self) -> str:
         return f"Entry({self.scope}:{self.slug})"

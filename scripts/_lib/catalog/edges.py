@@ -79,7 +79,7 @@ def node_edges(conn: sqlite3.Connection, slug: str, labels: Labels) -> list[Edge
         found = side.setdefault(other, {})
         edge_label = label if outgoing else labels.inverse(label)
         found[edge_label] = min(ts, found.get(edge_label, ts))
-    edges = []
+    edges: list[Edge] = []
     for other in set(own) | set(theirs) | set(plain):
         chosen = own.get(other) or theirs.get(other) or {DEFAULT_LABEL: plain[other]}
         edges.extend(Edge(slug, other, label, ts) for label, ts in chosen.items())

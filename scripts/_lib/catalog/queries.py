@@ -100,28 +100,14 @@ def any_embedding(catalog: Catalog) -> bool:
     return catalog.conn.execute("SELECT 1 FROM docs WHERE has_embedding=1 LIMIT 1").fetchone() is not None
 
 
+def content_hashes(catalog: Catalog) -> dict[str, str]:
+    """slug -> content hash of every memory of the scope."""
+    return dict(catalog.conn.execute("SELECT slug, hash FROM docs"))
+
+
 def updated_times(catalog: Catalog) -> dict[str, str]:
     """slug -> when each memory was last updated."""
     return dict(catalog.conn.execute("SELECT slug, updated FROM docs"))
-
-
-# -- gotchas ----------------------------------------------------------------------------------
-
-def active_gotcha_rules(catalog: Catalog) -> Iterator[tuple[str, int, str, str | None]]:
-    """("tags" or "globs", document id, tag or glob pattern, severity) of every active gotcha,
-    from the tag and glob tables only (no index entry is decoded)."""
-    for table, column in (("tags", "tag"), ("globs", "pattern")):
-        for doc, value, severity in catalog.conn.execute(
-                f"SELECT x.doc, x.{column}, json_extract(d.extra, '$.severity') FROM docs d "
-                f"JOIN {table} x ON x.doc = d.id WHERE d.type = 'gotcha' AND d.status = 'active'"):
-            yield table, doc, value, severity
-
-
-def active_gotchas_holding(catalog: Catalog, words: list[str]) -> Iterator[tuple[int, str]]:
-    """(document id, word) for each of `words` in the text of an active gotcha."""
-    return iter(catalog.conn.execute(
-        f"SELECT p.doc, p.term FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term IN "
-        f"({_placeholders(words)}) AND d.type = 'gotcha' AND d.status = 'active'", words))
 
 
 # -- links --------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ def _caches(facts: ScopeFacts) -> None:
     memo = CacheMemo(facts.scope.cache_dir / MEMO_NAME)
     found = {stem: memo.verdict(path) for stem, path in files.items()}
     memo.save()
-    sizes: dict[str, Counter[int]] = defaultdict(Counter)  # model -> vector sizes seen
+    sizes: dict[str, Counter[Any]] = defaultdict(Counter)  # model -> vector sizes seen
     for verdict in found.values():
         if "error" not in verdict:
             sizes[canonical_model(verdict["model"])][verdict["dim"]] += 1

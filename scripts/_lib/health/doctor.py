@@ -318,13 +318,13 @@ def _hook_log(report: Report, data: Path) -> None:
         if not match:
             continue  # not a line the hooks wrote (a partial write, something pasted in)
         stamp, hook, message = match.groups()
-        kind = _log_kind(message)
-        if kind is not None:
+        classified = _log_kind(message)
+        if classified is not None:
             try:
                 when = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
             except ValueError:
                 continue
-            found.append(({"time": stamp, "hook": hook, "message": message}, when, kind))
+            found.append(({"time": stamp, "hook": hook, "message": message}, when, classified))
     section["total"] = len(found)
     section["errors"] = [item for item, _, _ in found[-SHOWN_LOG_ERRORS:]]
     for item, when, (kind, fix) in found[-SHOWN_LOG_ERRORS:]:

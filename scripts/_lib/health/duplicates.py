@@ -82,7 +82,8 @@ def near_duplicates(terms: dict[str, frozenset[str]], hashes: dict[str, str], *,
                     donor = filled[bisect.bisect_left(filled, position) % len(filled)]
                     signature[position] = smallest[donor] + ((donor - position) % bins) * _BORROWED
         for band in range(LSH_BANDS):
-            buckets[(band, *signature[band * LSH_ROWS:(band + 1) * LSH_ROWS])].append(slug)
+            key = (band, *signature[band * LSH_ROWS:(band + 1) * LSH_ROWS])  # named: mypy takes a starred tuple in brackets for 3.11 syntax
+            buckets[key].append(slug)
     pairs = {(a, b) if a < b else (b, a) for members in buckets.values() if len(members) > 1
              for i, a in enumerate(members) for b in members[i + 1:]}
     found = []

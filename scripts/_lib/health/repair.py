@@ -455,13 +455,13 @@ class Plan:
                 if path.exists():
                     self.cache_removals[path] = slug
             dropped = []
-            for path, slug in sorted(self.cache_removals.items()):
+            for path, owner in sorted(self.cache_removals.items()):
                 with contextlib.suppress(FileNotFoundError):
                     target = backup / "embedding-cache" / path.name
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(path, target)
-                    if slug:
-                        dropped.append(slug)
+                    if owner:
+                        dropped.append(owner)
             if dropped:
                 catalog.set_has_embedding(dropped, False)
             for slug in self.reread:

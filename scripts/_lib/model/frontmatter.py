@@ -550,7 +550,7 @@ class _Layout:
                 return chosen
             if any(entries[position].key is None for position in more):
                 return "a field it shares lines or anchors with has a key that is not a plain string"
-            wanted |= {entries[position].key for position in more if entries[position].key is not None}
+            wanted |= {key for key in (entries[position].key for position in more) if key is not None}
 
     def trailing(self, first: int, end: int) -> int:
         """Where the blank and comment-only lines closing lines[first:end] begin."""
@@ -686,7 +686,7 @@ def repeated_keys(frontmatter: str) -> list[str]:
         return list(_REPEATED.get(frontmatter, ()))
     seen: dict[str, int] = {}
     for entry in _simple_entries(_split_lines(frontmatter)):
-        seen[entry.key] = seen.get(entry.key, 0) + 1  # type: ignore[index]
+        seen[entry.key] = seen.get(entry.key, 0) + 1  # type: ignore[index,arg-type]  # simple entries have keys
     return [key for key, count in seen.items() if count > 1]
 
 
@@ -709,7 +709,7 @@ def replace_fields(frontmatter: str, changes: dict[str, Any], *, newline: str = 
         if along - set(before):
             plan = "a field it shares lines or anchors with is a `<<` merge"
     if not isinstance(plan, str):
-        values = {**{key: before[key] for key in along}, **changes}
+        values = {**{key: before[key] for key in along if key is not None}, **changes}
         text = _in_place(layout, plan, values, newline, quoted)
         problem = _mismatch(before, text, changes)
         if not problem:

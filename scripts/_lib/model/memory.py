@@ -10,9 +10,10 @@ TYPE_CHECKING = False  # typing costs milliseconds to import; annotations are st
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable
 
+    from . import frontmatter
+
 from ..base import clock, errors
 from ..base.text import decode
-from . import frontmatter
 from ..workspace.layout import ARCHIVE_DIR
 
 CANONICAL_TYPES = ("decision", "learning", "artifact", "gotcha", "breadcrumb", "hub")
@@ -96,6 +97,8 @@ class Memory:
     @property
     def references(self) -> list[str]:
         """Slugs this memory points at through `related:` or wiki links in its body."""
+        from . import frontmatter  # here: hooks import this module without parsing any memory
+
         found: dict[str, None] = {}
         related = self.fields.get("related")
         for item in related if isinstance(related, list) else [related] if isinstance(related, str) else []:
@@ -151,6 +154,8 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
     `fields` are the already known frontmatter values of a file we just rendered, which
     spares parsing the YAML we wrote.
     """
+    from . import frontmatter
+
     document = frontmatter.split(text)
     if document.frontmatter is None:
         raise errors.InvalidInput("no YAML frontmatter (the file must start with a --- line)",
@@ -170,7 +175,7 @@ def parse(text: str, path: Path, scope: str, *, slug: str | None = None,
     if slug is None:
         slug = slug_of(path, fields.get("id"))
     title_field = fields.get("title")
-    content = document.body
+    content: str | None = document.body
     if isinstance(title_field, str) and title_field.strip():
         title, in_field = title_field.strip(), True
     else:
@@ -249,6 +254,8 @@ def content_of(body: str) -> str:
 
 def summary_of_file(path: Path, width: int = 280) -> str:
     """The first sentences of a memory file's content, on one line (no YAML parsing); "" when unreadable."""
+    from . import frontmatter  # only when there is something to show
+
     try:
         body = frontmatter.split(path.read_text(encoding="utf-8")).body
     except (OSError, UnicodeDecodeError, errors.Error):

@@ -287,7 +287,7 @@ def import_document(workspace: Workspace, document: dict[str, Any], scope: str |
                 if existing is not None:
                     path = existing.path
                 elif keep_paths and _kept_path(target.root, item) is not None:
-                    path = _kept_path(target.root, item)
+                    path = _kept_path(target.root, item)  # type: ignore[assignment]  # not None: checked
                 else:
                     path = _new_path(catalog, item)
                 text = _text_of(workspace, item, archived_by_folder=path.parent.name == layout.ARCHIVE_DIR
@@ -307,7 +307,7 @@ def import_document(workspace: Workspace, document: dict[str, Any], scope: str |
                 if progress:
                     progress(number, len(items))
             if not dry_run and writes:
-                fsutil.write_many(writes)
+                fsutil.write_many(writes)  # type: ignore[arg-type]  # str is one of its kinds
                 catalog.rescan()
             _import_edges(catalog, edges, outcome, dry_run)
             if not dry_run:
@@ -355,7 +355,7 @@ def _kept_path(root: Path, item: dict[str, Any]) -> Path | None:
 def _check_slug(item: dict[str, Any], outcome: Outcome) -> str | None:
     slug = item.get("slug")
     try:
-        memory.check_lookup_slug(slug)
+        memory.check_lookup_slug(slug)  # type: ignore[arg-type]  # it refuses what is not a str
     except errors.InvalidInput as exc:
         outcome.refused.append(f"{slug!r}: {exc.message}")
         return None

@@ -209,10 +209,10 @@ def _plan(workspace: Workspace, source: Catalog, target: Catalog | None, target_
                     unlinked.append(holder)
         moved.append(Moved(slug, item.type, source.scope.name, target_scope.name, str(path), left, unlinked, resumed))
     if source_plan is not None:
-        for item in moved:  # originals last: a kill before this leaves a copy in each scope
-            entry = source.get(item.slug)
+        for done in moved:  # originals last: a kill before this leaves a copy in each scope
+            entry = source.get(done.slug)
             assert entry is not None
-            source_plan.remove(entry.path, item.slug)
+            source_plan.remove(entry.path, done.slug)
     return moved
 
 

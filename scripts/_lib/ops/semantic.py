@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 from ..base import errors
 from ..catalog import readable
 from ..catalog.catalog import open_catalog
-from ..catalog.vectors import content_hashes, updated_times
+from ..catalog.queries import content_hashes, updated_times
 from ..vectors import cache, embedder as embed
 from ..vectors.pack import Pack
 from . import search

@@ -13,7 +13,7 @@ from pathlib import Path
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as _dt
-    from typing import Any, Iterable, Iterator
+    from typing import Any, Iterable
 
     from . import search
 
@@ -25,7 +25,7 @@ from .lookup import check_slug_argument, locate, not_found
 from ..catalog import readable, rollback
 from ..catalog.queries import DATABASE_ERRORS
 from ..catalog.catalog import NOT_MEMORIES, Catalog, Entry, Problem, open_catalog
-from ..workspace.scopes import Scope, Workspace, prepare_for_write
+from ..workspace.scopes import Scope, Workspace
 
 SORT_KEYS = ("updated", "created", "title", "slug", "type", "scope")
 RESERVED_FIELDS = ("type", "tags", "created", "updated", "links", memory.LABELS_FIELD, "title")
@@ -150,7 +150,7 @@ def new_memory_path(catalog: Catalog, slug: str, memory_type: str) -> Path:
 def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> memory.Memory:
     """Create a memory (validated, secrets redacted, slug made unique); links in `new.links` are made in both directions."""
     new = validate_new(_redacted(workspace, new))
-    _refuse_secret_names(new.tags, new.slug)
+    _refuse_secret_names(new.tags, new.slug)  # type: ignore[arg-type]  # validate_new made them a list
     target_scope = workspace.scope(scope)
     if new.links and not target_scope.exists():  # refuse before creating the scope's directory
         links.refuse_missing(workspace, target_scope.name, new.links[0])

@@ -239,8 +239,8 @@ class _BashCheck:
                 if "=" in word[0] and re.match(shellsyntax.NAME, word[0]):
                     self.assign(word)
         elif name == "unset":
-            for word in plain:
-                self.variables.pop(word, None)
+            for variable in plain:
+                self.variables.pop(variable, None)
         elif name == "shopt":
             if "-s" in plain and "dotglob" in plain:
                 self.dotglob = True
@@ -249,9 +249,9 @@ class _BashCheck:
             self.variables[plain[0]] = values[:MAX_CANDIDATES] or [UNKNOWN]
         elif name == "read":
             produced = self.produced(command.piped_from) if command.piped_from else []
-            for word in plain:
-                if re.fullmatch(shellsyntax.NAME, word):
-                    self.variables[word] = produced or [UNKNOWN]
+            for variable in plain:
+                if re.fullmatch(shellsyntax.NAME, variable):
+                    self.variables[variable] = produced or [UNKNOWN]
         elif name == "popd":
             self.where = self.stack.pop() if self.stack else None
         else:
@@ -330,7 +330,7 @@ class _BashCheck:
             return None
         anchored = pattern.startswith("/") or not pattern.startswith(UNKNOWN) and self.where is not None
         if anchored and not pattern.startswith("/"):
-            pattern = _escape(self.where) + "/" + pattern  # type: ignore[operator]
+            pattern = _escape(self.where or "") + "/" + pattern  # anchored: where is set
         components: list[str] = []
         for component in pattern.split("/"):
             if component == ".." and components and not _wild(components[-1]):
@@ -354,7 +354,7 @@ class _BashCheck:
 
     def literal(self, path: str) -> tuple[str, str, str] | None:
         forms = dict.fromkeys((path, os.path.realpath(path)))
-        for scope, root, parts in self.directories:
+        for scope, root, _ in self.directories:
             for form in forms:
                 if inside(form, root):
                     return IN, path, _local(scope, form[len(root):].strip("/").split("/"))

@@ -15,8 +15,8 @@ import re
 from ..base import text
 from ..base.globs import glob_match
 from ..model import memory
-from ..catalog import queries
 from ..catalog.catalog import Catalog, Entry, open_catalog
+from ..catalog.gotcharules import gotcha_rules, gotcha_terms
 from ..workspace.scopes import Workspace
 from . import codestate, output
 
@@ -91,30 +91,31 @@ SEVERITY_WEIGHT = {"critical": 1.5, "high": 1.25, "medium": 1.0, "low": 0.8}
 class Candidate:
     """A gotcha's tags and globs as the catalog holds them; its Entry is built only when it scores."""
 
-    __slots__ = ("catalog", "doc", "tags", "patterns", "weight")
+    __slots__ = ("doc", "tags", "patterns", "weight")
 
-    def __init__(self, catalog: Catalog, doc: int, severity: str | None) -> None:
-        self.catalog, self.doc = catalog, doc
+    def __init__(self, doc: int, severity: str | None) -> None:
+        self.doc = doc
         self.tags: list[str] = []
         self.patterns: list[str] = []
         self.weight = SEVERITY_WEIGHT.get(severity or "", 1.0)
 
 
-def _candidates(workspace: Workspace) -> Iterator[list[Candidate]]:
-    """The active gotchas of each readable scope (most specific first), from the tag and glob
-    tables only: a hook on every tool call must not decode 10,000 index entries."""
+def _candidates(workspace: Workspace, words: set[str]) -> Iterator[tuple[Catalog, list[Candidate]]]:
+    """(catalog, the active gotchas that could score) for each readable scope (most specific first),
+    each with its globs and those of its tags that could match `words` (see catalog.gotcharules):
+    a hook on every tool call must not decode 10,000 index entries, nor score 1,000 gotchas."""
     for scope in workspace.readable_scopes():
         with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is None:
                 continue
             catalog.refresh_if_moved()
             found: dict[int, Candidate] = {}
-            for table, doc, value, severity in queries.active_gotcha_rules(catalog):
+            for doc, kind, value, severity in gotcha_rules(catalog, words):
                 candidate = found.get(doc)
                 if candidate is None:
-                    candidate = found[doc] = Candidate(catalog, doc, severity)
-                (candidate.tags if table == "tags" else candidate.patterns).append(value)
-            yield list(found.values())
+                    candidate = found[doc] = Candidate(doc, severity)
+                (candidate.tags if kind == "tag" else candidate.patterns).append(value)
+            yield catalog, [found[doc] for doc in sorted(found)]
 
 
 def _path_score(tags: Iterable[str], patterns: Iterable[str], relpath: str,
@@ -142,21 +143,19 @@ def _path_score(tags: Iterable[str], patterns: Iterable[str], relpath: str,
     return score, reasons
 
 
-def _rank(workspace: Workspace, score: Callable[[Candidate], tuple[float, list[str]]], limit: int,
+def _rank(workspace: Workspace, words: set[str], score: Callable[[Candidate], tuple[float, list[str]]], limit: int,
           exclude: Iterable[str], extra: Callable[[Catalog, dict[int, list[Any]]], None] | None = None) -> list[Match]:
-    """Score every candidate, build entries for the best ones, most specific scope winning a slug."""
+    """Score every candidate (its tags among `words`), build entries for the best ones, most specific
+    scope winning a slug."""
     skip = set(exclude)
     seen: set[str] = set()
     matches: list[Match] = []
-    for candidates in _candidates(workspace):
+    for catalog, candidates in _candidates(workspace, words):
         scored: dict[int, list[Any]] = {}
         for candidate in candidates:
             value, reasons = score(candidate)
             if value > 0:
                 scored[candidate.doc] = [value * candidate.weight, reasons]
-        catalog = candidates[0].catalog if candidates else None
-        if catalog is None:
-            continue
         if extra is not None:
             extra(catalog, scored)
         for doc, (value, reasons) in sorted(scored.items(), key=lambda item: -item[1][0])[: limit + len(skip)]:
@@ -171,8 +170,8 @@ def for_path(workspace: Workspace, path: str, *, limit: int = 3, exclude: Iterab
     """The gotchas most relevant to a file, best first."""
     relpath = relative_path(path, str(workspace.project_dir))
     signals = path_signals(relpath)
-    return _rank(workspace, lambda candidate: _path_score(candidate.tags, candidate.patterns, relpath, signals),
-                 limit, exclude)
+    return _rank(workspace, set().union(*signals),
+                 lambda candidate: _path_score(candidate.tags, candidate.patterns, relpath, signals), limit, exclude)
 
 
 COMMAND_WORDS = frozenset("sudo env time nohup xargs exec then do else fi done if for while in".split())
@@ -247,7 +246,7 @@ def for_command(workspace: Workspace, command: str, output: str = "", *, limit: 
             return
         words = sorted(error_words)[:200]
         shared_by_doc: dict[int, set[str]] = {}
-        for doc, term in queries.active_gotchas_holding(catalog, words):
+        for doc, term in gotcha_terms(catalog, words):
             shared_by_doc.setdefault(doc, set()).add(term)
         for doc, shared in shared_by_doc.items():
             if len(shared) >= min(MIN_ERROR_OVERLAP, len(error_words)):
@@ -255,7 +254,8 @@ def for_command(workspace: Workspace, command: str, output: str = "", *, limit: 
                 entry[0] += ERROR_TEXT_WEIGHT * min(len(shared) / MIN_ERROR_OVERLAP, 3.0)
                 entry[1].append("its text matches the error output (" + ", ".join(sorted(shared)[:4]) + ")")
 
-    return _rank(workspace, score, limit, exclude, error_matches if error_lines else None)
+    words = programs.union(*(set().union(*path_signal) for _, path_signal in signals))
+    return _rank(workspace, words, score, limit, exclude, error_matches if error_lines else None)
 
 
 def _best(matches: list[Match], limit: int) -> list[Match]:

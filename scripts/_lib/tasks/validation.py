@@ -192,7 +192,7 @@ def _sessions_epic(store: TaskStore) -> str | None:
     roots = [task_id for task_id in sort_ids(store.entries)
              if store.entries[task_id]["parent"] is None and store.entries[task_id].get("title") == SESSIONS_EPIC]
     marked = [task_id for task_id in roots if store.task(task_id).get("origin") == TODO_ORIGIN]
-    return (marked or roots)[0] if marked or roots else None
+    return next(iter(marked or roots), None)
 
 
 def _session_feature(store: TaskStore, epic: str, session_id: str) -> str | None:

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
 from ..base import errors
-from ..catalog import vectors as catalog_vectors
+from ..catalog import queries
 from ..catalog import readable
 from .cache import remove_orphans
 from .embedder import Embedder, embed_memories, read_memories
@@ -90,7 +90,7 @@ def backfill(workspace: Workspace, scope: str | None = None, *, everything: bool
         with catalog.locked():
             removed = remove_orphans(catalog)
         pack = packed.Pack.fresh(catalog, model)
-        current = catalog_vectors.content_hashes(catalog)
+        current = queries.content_hashes(catalog)
         result = Backfill(target.name, len(current))
         result.removed = removed
         todo = sorted(slug for slug, content_hash in current.items()

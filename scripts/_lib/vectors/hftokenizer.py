@@ -51,7 +51,7 @@ CJK_CLASS = "[\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b7
 _cjk: re.Pattern[str] | None = None
 # Control characters BertNormalizer drops (category C* but tab, newline, carriage return);
 # tab, newline and carriage return become spaces.
-_ASCII_CLEAN = {code: None for code in [*range(0, 9), 11, 12, *range(14, 32), 127]}
+_ASCII_CLEAN: dict[int, str | None] = {code: None for code in [*range(0, 9), 11, 12, *range(14, 32), 127]}
 _ASCII_CLEAN.update({9: " ", 10: " ", 13: " "})
 
 
@@ -178,7 +178,7 @@ def _normalizer_steps(spec: dict[str, Any] | None) -> list[Callable[[str], str]]
     kind = spec.get("type") if isinstance(spec, dict) else spec
     if kind != "BertNormalizer":
         raise _unsupported("the normalizer", kind, NORMALIZER_TYPES)
-    steps = []
+    steps: list[Callable[[str], str]] = []
     if spec.get("clean_text", True):
         steps.append(clean_text)
     if spec.get("handle_chinese_chars", True):

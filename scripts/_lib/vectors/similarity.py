@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..catalog.catalog import Catalog
     from ..workspace.scopes import Workspace
 
-from ..catalog.vectors import content_hashes
+from ..catalog.queries import content_hashes
 from . import cache
 from .embedder import Embedder
 from .pack import PACK_NAME, U32, Pack, gather, lane_bytes, read, scores as pack_scores

@@ -173,7 +173,7 @@ class Model:
     def row(self, token: int) -> list[float] | tuple[float, ...]:
         """The vector of one token id: its row of the matrix (through `mapping`), times its weight."""
         index = token
-        if self._mapping is not None:
+        if self._mapping is not None and self._map is not None:
             index = self._map.unpack_from(self._buffer, self._mapping.start + token * self._map.size)[0]
             if not 0 <= index < self.rows:
                 raise _broken(self.directory / "model.safetensors",
@@ -181,7 +181,7 @@ class Model:
         values = self._row.unpack_from(self._buffer, self._embeddings.start + index * self._row_bytes)
         if self._bf16:  # bfloat16 is the top half of a float32
             values = self._bf16.unpack(struct.pack(f"<{self.dim}I", *[value << 16 for value in values]))
-        if self._weights is not None:
+        if self._weights is not None and self._weight is not None:
             weight = self._weight.unpack_from(self._buffer, self._weights.start + token * self._weight.size)[0]
             return [value * weight for value in values]
         return values
@@ -545,15 +545,16 @@ def _progress_bar(progress: Callable[[str, int, int | None], None] | None, name:
     """A class huggingface_hub can use as its tqdm: it reports bytes to `progress`."""
     if progress is None:
         return _SilentBar
+    report = progress
 
     class Bar(_SilentBar):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            progress(name, self.n, self.total)
+            report(name, self.n, self.total)
 
         def update(self, n: float | None = 1) -> None:
             self.n += int(n or 0)
-            progress(name, self.n, self.total)
+            report(name, self.n, self.total)
 
     return Bar
 

@@ -91,7 +91,7 @@ def _release(version: str) -> tuple[int, ...]:
 def requirements(path: Path = REQUIREMENTS) -> list[Requirement]:
     """The requirements listed in `path`. Options (-r, -i ...) are skipped, and so are lines with
     an environment marker: whether they apply is pip's call, not the probe's."""
-    found = []
+    found: list[Requirement] = []
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
