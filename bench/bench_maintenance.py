@@ -8,7 +8,7 @@
 - move of one memory between the project and global scopes of a SIZE-memory store;
 - bulk tag (then untag) of every memory of a SIZE-memory store (`--scope project --yes`).
 
-Medians beside `python3 -c pass` measured in the same run; results also go to
+Medians beside `python -S -c pass` (the floor) measured in the same run; results also go to
 bench/out/maintenance.json.
 """
 
