@@ -1,7 +1,8 @@
 """SessionStart (async): housekeeping that must not delay the session.
 
-Applies retention to automatically captured memories, refreshes the project's index.md,
-and forgets the hook state of sessions idle for two weeks.
+Takes in memory files edited by hand in place (every file's stamp is checked), applies
+retention to automatically captured memories, refreshes the project's index.md, and forgets
+the hook state of sessions idle for two weeks.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from _hook import log, run_hook, workspace_for
 
 from _lib.ops import entrypoint, retention
 from _lib.base import errors
+from _lib.catalog import catalog
 from _lib.session import state as session
 
 
@@ -18,6 +20,7 @@ def handle(payload: dict) -> dict | None:
         return None
     workspace, _ = workspace_for(payload)
     try:
+        catalog.catch_up(workspace, full=True)
         done = retention.apply(workspace, retention.plan(workspace))
         if done:
             log(f"retention: {len(done)} captured memories archived or removed")

@@ -263,7 +263,7 @@ def open_catalogs(workspace: Workspace, targets: list[Scope]) -> Iterator[dict[s
     with contextlib.ExitStack() as stack:
         catalogs: dict[str, Catalog] = {}
         for target in scopes:
-            catalog = stack.enter_context(catalog_for(workspace, target))
+            catalog = stack.enter_context(catalog_for(workspace, target, full=True))
             if catalog is not None:
                 catalogs[target.name] = catalog
         yield catalogs
