@@ -135,5 +135,5 @@ def test_the_first_command_after_a_pull_says_it_is_catching_up(env: Env) -> None
     for number in range(400):
         (env.project_dir / f"learning-pulled-{number}.md").write_text(memory_text(f"Pulled {number}"))
     result = env.ok("list", "--limit", "3")
-    assert "note: project scope: taking in 400 memory files changed outside the tool" in result.err
-    assert "taking in" not in env.ok("list", "--limit", "3").err
+    assert "note: project scope: reading 400 memory files changed since the catalog last saw them" in result.err
+    assert "reading" not in env.ok("list", "--limit", "3").err

@@ -76,7 +76,8 @@ def rank(conn: sqlite3.Connection, terms: list[str], *, limit: int | None = None
     for position, (weight, word) in enumerate(weighted):
         if limit is not None and len(scores) >= limit and _kth(scores, limit) > remaining:
             break  # no memory outside the candidates can reach the top `limit` any more
-        rows = conn.execute("SELECT p.doc, p.tf, d.length FROM postings p JOIN docs d ON d.id = p.doc "
+        rows = conn.execute("SELECT p.doc, p.tf, d.length FROM postings p JOIN docs d INDEXED BY docs_length "
+                            "ON d.id = p.doc "
                             "WHERE p.term=?", (word,)).fetchall()
         for doc, tf, length in rows:
             scores[doc] = scores.get(doc, 0.0) + weight * tf * (K1 + 1) / (tf + norm + scale * length)

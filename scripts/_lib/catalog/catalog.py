@@ -286,12 +286,14 @@ class Catalog:
     # -- locking and transactions -----------------------------------------------------------
 
     @contextlib.contextmanager
-    def locked(self, *, touching: Iterable[str] | None = None, files: Iterable[str] = ()) -> Iterator["Catalog"]:
+    def locked(self, *, touching: Iterable[str] | None = None, files: Iterable[str] = (),
+               catch_up: bool = True) -> Iterator["Catalog"]:
         """Hold the scope's write lock (re-entrant) and bring the catalog up to date first.
 
         `touching`: the slugs of the only memories the caller reads from the catalog (`files`:
         relpaths of more). Then only files that came, went or were replaced (the directory
         stamps tell) and those are checked, not every file (see freshness); None: every file.
+        `catch_up` False: none (the caller re-reads everything itself).
         """
         if self._lock_depth:
             self._lock_depth += 1
@@ -308,7 +310,7 @@ class Catalog:
         with self._scope_lock():
             self._lock_depth = 1
             try:
-                if touching is None or not self._catch_up(touching, files):
+                if catch_up and (touching is None or not self._catch_up(touching, files)):
                     self._sync(scan(self.scope.root))
                 yield self
             finally:
@@ -416,7 +418,7 @@ class Catalog:
 
     def rebuild(self) -> None:
         """Forget everything derived and re-read every file (labels in graph.json are kept)."""
-        with self.locked():
+        with self.locked(catch_up=False):  # every file is read once, below
             with self.transaction() as conn:
                 for table in ("docs", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
                     conn.execute(f"DELETE FROM {table}")
@@ -531,7 +533,7 @@ class Catalog:
                 self.background()
             return True
         if count > PROGRESS_FILES and self.progress is not None:
-            self.progress(f"{self.scope.name} scope: taking in {count} memory files changed outside the tool...")
+            self.progress(f"{self.scope.name} scope: reading {count} memory files changed since the catalog last saw them...")
         return False
 
     def verify_slugs(self, slugs: list[str]) -> bool:
