@@ -23,10 +23,29 @@ PREFIX_WEIGHT = 0.5  # a query word unknown to the scope also matches words it b
 _BATCH = 500  # doc ids per `IN (...)` lookup
 
 
+STATS_KEY = "bm25"  # meta: "<memories> <sum of their lengths>", kept by every transaction that changes docs
+
+
 def collection(conn: sqlite3.Connection) -> tuple[int, float]:
-    """(number of memories, average length in terms) of the scope."""
-    count, total = conn.execute("SELECT COUNT(*), COALESCE(SUM(length), 0) FROM docs").fetchone()
+    """(number of memories, average length in terms) of the scope, without reading every row."""
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (STATS_KEY,)).fetchone()
+    if row is not None:
+        count, total = map(int, row[0].split())
+    else:
+        count, total = conn.execute("SELECT COUNT(*), COALESCE(SUM(length), 0) FROM docs").fetchone()
     return count, max(total / count, 1.0) if count else 1.0
+
+
+def count_changes(conn: sqlite3.Connection, memories: int, length: int) -> None:
+    """Add a transaction's change in memories and their total length to the kept figures
+    (counted afresh when there are none yet: then the rows already hold the change)."""
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (STATS_KEY,)).fetchone()
+    if row is not None:
+        count, total = map(int, row[0].split())
+        count, total = count + memories, total + length
+    else:
+        count, total = conn.execute("SELECT COUNT(*), COALESCE(SUM(length), 0) FROM docs").fetchone()
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (STATS_KEY, f"{count} {total}"))
 
 
 def document_frequency(conn: sqlite3.Connection, term: str) -> int:
@@ -76,7 +95,7 @@ def rank(conn: sqlite3.Connection, terms: list[str], *, limit: int | None = None
     for position, (weight, word) in enumerate(weighted):
         if limit is not None and len(scores) >= limit and _kth(scores, limit) > remaining:
             break  # no memory outside the candidates can reach the top `limit` any more
-        rows = conn.execute("SELECT p.doc, p.tf, d.length FROM postings p JOIN docs d INDEXED BY docs_length "
+        rows = conn.execute("SELECT p.doc, p.tf, d.length FROM postings p JOIN docs d "
                             "ON d.id = p.doc "
                             "WHERE p.term=?", (word,)).fetchall()
         for doc, tf, length in rows:

@@ -29,14 +29,14 @@ if TYPE_CHECKING:
 from ..base import clock, errors, fsutil, text
 from ..model import graph, memory, predecessor
 from ..workspace import layout
-from . import freshness, rollback
+from . import bm25, freshness, rollback
 from ..workspace.config import Config
 from ..workspace.scopes import Scope
 
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-SCHEMA_VERSION = 9  # a new layout, or a new way of reading files: every catalog is rebuilt
+SCHEMA_VERSION = 8  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 INDEX_NAME = "index.json"
 GRAPH_NAME = "graph.json"
@@ -62,7 +62,6 @@ CREATE TABLE IF NOT EXISTS docs(
   status TEXT NOT NULL, links TEXT NOT NULL, extra TEXT NOT NULL, hash TEXT NOT NULL,
   length INTEGER NOT NULL, terms TEXT NOT NULL, has_embedding INTEGER NOT NULL, entry TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS docs_type ON docs(type);
-CREATE INDEX IF NOT EXISTS docs_length ON docs(id, length);
 CREATE TABLE IF NOT EXISTS postings(term TEXT NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
   PRIMARY KEY(term, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
@@ -239,6 +238,7 @@ class Catalog:
         self._graph_full = False  # graph.json must be rendered whole
         self._pending = False     # this process marked the exports pending (see PENDING)
         self._inherited = False   # a killed process left them pending: rewrite them whole
+        self._counted = [0, 0]    # memories and total length this transaction added (see bm25.collection)
         self.verifying = False    # queries check the files of what they return (open_catalog with refresh)
         # Hooks take in at most this many changed files; more and they answer from the catalog as it
         # is (`partial`) and leave the rest to a detached catch-up (`background`, set by open_catalog).
@@ -348,9 +348,12 @@ class Catalog:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (call while holding the lock)."""
         self.conn.execute("BEGIN IMMEDIATE")
+        self._counted = [0, 0]
         try:
             self._mark_exports_pending()
             yield self.conn
+            if self._counted != [0, 0]:
+                bm25.count_changes(self.conn, *self._counted)
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
@@ -382,7 +385,10 @@ class Catalog:
         else:
             disk = None
             stale = self._meta(DISK_KEY) is None or self._meta(ROOT_KEY) != root_stamp or not self._exports_current()
-        if stale:
+        if stale and self.catch_up_limit is not None and catch_up_running(self.scope.cache_dir):
+            self.partial = True  # a hook does not queue behind the catch-up for the lock
+            self.warnings.append(f"{self.scope.name} scope: partial answer: a background catch-up is under way")
+        elif stale:
             try:
                 with self.locked(touching=None if disk is not None else ()):
                     pass  # locked() syncs
@@ -793,6 +799,8 @@ class Catalog:
              status, json.dumps(item.links, ensure_ascii=False), json.dumps(extra, ensure_ascii=False, default=str),
              entry.content_hash, sum(counts.values()), " ".join(counts), int(has_embedding), line))
         doc = cursor.lastrowid
+        self._counted[0] += 1
+        self._counted[1] += sum(counts.values())
         conn.executemany("INSERT INTO postings VALUES (?, ?, ?)", [(term, doc, tf) for term, tf in counts.items()])
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
         patterns = extra.get("paths")
@@ -810,10 +818,12 @@ class Catalog:
         slug) its link declarations stay for `replace_declarations` to update in place."""
         conn = self.conn
         conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
-        row = conn.execute("SELECT id, slug, terms, tags FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        row = conn.execute("SELECT id, slug, terms, tags, length FROM docs WHERE relpath=?", (relpath,)).fetchone()
         if row is None:
             return set()
-        doc, slug, terms, tags = row
+        doc, slug, terms, tags, length = row
+        self._counted[0] -= 1
+        self._counted[1] -= length
         conn.executemany("DELETE FROM postings WHERE term=? AND doc=?", [(term, doc) for term in terms.split()])
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
         conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
@@ -1222,21 +1232,25 @@ CATCH_UP_MARK = "catch-up.started"  # in the scope's cache directory while a cat
 CATCH_UP_SECONDS = 120  # a mark older than this is from a catch-up that died: start another
 
 
+def catch_up_running(cache_dir: Path) -> bool:
+    import time
+
+    try:
+        return time.time() - (cache_dir / CATCH_UP_MARK).stat().st_mtime < CATCH_UP_SECONDS
+    except OSError:
+        return False
+
+
 def spawn_catch_up(cwd: Path, cache_dir: Path) -> None:
     """Start `catch_up_main` for the workspace at `cwd` in a detached process (once at a time per
     scope): it outlives the hook that found the work, and its lock waits delay no one."""
     import subprocess
     import sys
-    import time
 
-    mark = cache_dir / CATCH_UP_MARK
-    try:
-        if time.time() - mark.stat().st_mtime < CATCH_UP_SECONDS:
-            return
-    except OSError:
-        pass
+    if catch_up_running(cache_dir):
+        return
     with contextlib.suppress(OSError):
-        mark.write_text(clock.now_iso() + "\n")
+        (cache_dir / CATCH_UP_MARK).write_text(clock.now_iso() + "\n")
         scripts = str(Path(__file__).resolve().parent.parent.parent)
         code = ("import sys; sys.path.insert(0, sys.argv[1]); "
                 "from _lib.catalog.catalog import catch_up_main; catch_up_main(sys.argv[2], sys.argv[3])")
