@@ -1118,6 +1118,9 @@ class DiskState:
         self.touched.add(relpath)
 
 
+SPLICE_LIMIT = 64  # changed entries up to which index.json / graph.json are spliced rather than rendered
+
+
 def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, str | None]) -> bytes | None:
     """Apply per-key line changes to a one-entry-per-line JSON object file (index.json, graph.json).
 
@@ -1125,8 +1128,10 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
     escapes newlines inside strings), then `closing`. A changed key's entry is replaced in
     place, a removed one cut out, a new one appended (key order carries no meaning in JSON).
     Works on bytes and copies the 4 MB of a 10,000-memory index once. Returns None when
-    `text` is not in that shape; the caller then renders the file whole.
+    `text` is not in that shape, or there are too many changes; the caller then renders the file whole.
     """
+    if len(changes) > SPLICE_LIMIT:
+        return None  # each change searches the file: many are cheaper rendered whole
     first = text.find(b"\n")
     tail = b"\n" + closing + b"\n"
     body_start, body_end = first + 1, len(text) - len(tail)
