@@ -6,7 +6,7 @@ index.json), adopted in place, at 10,000 memories.
 
 Reports the first command on the untouched store (cold: no catalog yet), then the medians of
 write, read, list, search, link and the Read hook, and the time to export the store and to
-import the export into an empty scope; beside `python3 -c pass` measured in the same run.
+import the export into an empty scope; beside `python -S -c pass` (the floor) measured in the same run.
 Results also go to bench/out/adoption.json.
 """
 
@@ -65,7 +65,7 @@ def measure(size: int, edges: int, runs: int) -> dict:
             samples["Read hook"].append(timed(["sh", str(REPO / "hooks" / "run"), "memory-context"], cwd=project,
                                               env=hook_env, stdin=json.dumps(payload).encode()))
         results["median_ms"] = {name: median_ms(values) for name, values in samples.items()}
-        results["ratio_to_python3_pass"] = {name: round(value / results["python3 -c pass"], 2)
+        results["ratio_to_floor"] = {name: round(value / results["python -S -c pass"], 2)
                                             for name, value in results["median_ms"].items()}
         exported = Path(tmp) / "export.json"
         started = time.perf_counter()

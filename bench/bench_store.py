@@ -4,7 +4,7 @@
     python3 bench/bench_store.py [--sizes 1000,10000] [--runs 15]
 
 Reports the median end-to-end time of write, read, update, delete, list and search
-(and link, unlink, edges, graph with `--graph`), beside `python3 -c pass` measured in
+(and link, unlink, edges, graph with `--graph`), beside `python -S -c pass` (the floor) measured in
 the same run, and the growth from the smallest to the largest size. Results also go
 to bench/out/store.json.
 """
@@ -63,7 +63,7 @@ def measure(size: int, runs: int, with_graph: bool) -> dict:
                 samples["edges"].append(memory("edges", a))
                 samples["graph --depth 2"].append(memory("graph", a, "--depth", "2"))
         results["median_ms"] = {name: median_ms(values) for name, values in samples.items()}
-        results["ratio_to_python3_pass"] = {name: round(value / results["python3 -c pass"], 2)
+        results["ratio_to_floor"] = {name: round(value / results["python -S -c pass"], 2)
                                             for name, value in results["median_ms"].items()}
         return results
 

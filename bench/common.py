@@ -1,7 +1,8 @@
 """Shared pieces of the benchmarks: a synthetic corpus, process timing, reporting.
 
 Timings are whole processes, end to end, as a user or a hook would run them, and are
-reported as medians over repeated runs beside `python3 -c pass` measured in the same run.
+reported as medians over repeated runs beside `python -S -c pass` (the floor) measured in the
+same run.
 """
 
 from __future__ import annotations
@@ -95,9 +96,13 @@ def median_ms(samples: list[float]) -> float:
 
 
 def baseline(env: dict[str, str], runs: int) -> dict[str, float]:
-    """`python3 -c pass` (as PATH resolves it) and the real interpreter, same conditions."""
+    """The floors every figure is read against, same conditions: `python -S -c pass` (the real
+    interpreter without site, as the launcher and hooks start it: the floor ratios are taken to),
+    `python3 -c pass` as PATH resolves it (a pyenv shim adds its own start-up) and the interpreter
+    with site."""
     shim = shutil.which("python3", path=env.get("PATH")) or "python3"
-    return {"python3 -c pass": median_ms([timed([shim, "-c", "pass"], env=env) for _ in range(runs)]),
+    return {"python -S -c pass": median_ms([timed([sys.executable, "-S", "-c", "pass"], env=env) for _ in range(runs)]),
+            "python3 -c pass": median_ms([timed([shim, "-c", "pass"], env=env) for _ in range(runs)]),
             "interpreter -c pass": median_ms([timed([sys.executable, "-c", "pass"], env=env) for _ in range(runs)])}
 
 

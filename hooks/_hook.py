@@ -77,6 +77,9 @@ def run_hook(handle: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
         if payload is not None:
             answer = handle(payload)
             if answer:
+                from _lib.session.output import capped  # never more than Claude Code shows in full
+
+                answer = capped(answer)
                 sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
                 sys.stdout.flush()
         for warning in dict.fromkeys(warning for workspace in _WORKSPACES for warning in workspace.warnings):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from _hook import context, run_hook, session_of, workspace_for
 
 from _lib.session import gotchas
+from _lib.session.output import shell_quote
 
 
 def handle(payload: dict) -> dict | None:
@@ -28,18 +29,16 @@ def handle(payload: dict) -> dict | None:
     limit = int(workspace.config.get("injection.gotchas_per_read", 3))
     session = session_of(payload)
 
-    def pick(state: dict) -> list:
-        shown = state.setdefault("gotchas", [])
-        matches = gotchas.for_command(workspace, command, output, limit=limit, exclude=shown)
-        shown.extend(match.entry.slug for match in matches)
-        return matches
-
-    matches = session.update(pick) if session else pick({})
-    if not matches:
-        return context(event, "", workspace)  # what the command deleted from memory, if anything
     first = command.strip().splitlines()[0]
     subject = f"`{first[:80]}{'...' if len(first) > 80 else ''}`"
-    return context(event, gotchas.format_warnings(matches, subject), workspace)
+
+    def pick(state: dict) -> str:
+        return gotchas.warnings_once(workspace, state, lambda shown: gotchas.for_command(
+            workspace, command, output, limit=limit, exclude=shown), subject,
+            f"memory gotchas --command {shell_quote(first[:200])}")
+
+    # with no gotcha, still what the command deleted from memory, if anything
+    return context(event, session.update(pick) if session else pick({}), workspace)
 
 
 run_hook(handle)

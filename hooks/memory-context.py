@@ -5,6 +5,7 @@ from __future__ import annotations
 from _hook import context, run_hook, session_of, workspace_for
 
 from _lib.session import gotchas, guard
+from _lib.session.output import shell_quote
 
 
 def handle(payload: dict) -> dict | None:
@@ -18,17 +19,13 @@ def handle(payload: dict) -> dict | None:
     limit = int(workspace.config.get("injection.gotchas_per_read", 3))
     session = session_of(payload)
 
-    def pick(state: dict) -> list:
-        shown = state.setdefault("gotchas", [])
-        matches = gotchas.for_path(workspace, path, limit=limit, exclude=shown)
-        shown.extend(match.entry.slug for match in matches)
-        return matches
-
-    matches = session.update(pick) if session else pick({})
-    if not matches:
-        return context("PostToolUse", "", workspace)
     subject = gotchas.relative_path(path, str(workspace.project_dir))
-    return context("PostToolUse", gotchas.format_warnings(matches, subject), workspace)
+
+    def pick(state: dict) -> str:
+        return gotchas.warnings_once(workspace, state, lambda shown: gotchas.for_path(
+            workspace, path, limit=limit, exclude=shown), subject, f"memory gotchas --path {shell_quote(subject)}")
+
+    return context("PostToolUse", session.update(pick) if session else pick({}), workspace)
 
 
 run_hook(handle)

@@ -16,7 +16,7 @@ def handle(payload: dict) -> dict | None:
 
     def pick(state: dict) -> str:
         seen = state.setdefault("injected", {})
-        text, shown = memory_context.prompt_context(workspace, prompt, seen)
+        text, shown = memory_context.prompt_context(workspace, prompt, seen, state)
         seen.update(shown)
         return text
 

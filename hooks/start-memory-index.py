@@ -7,6 +7,7 @@ import os
 from _hook import context, log, run_hook, session_of, workspace_for
 
 from _lib.base import clock
+from _lib.ops import entrypoint
 from _lib.session import injection as memory_context, state as session_mod
 from _lib.workspace import runtime
 
@@ -21,7 +22,7 @@ def handle(payload: dict) -> dict | None:
     extra = ""
     if payload.get("source") == "compact" and state.get("compact_notes"):
         extra = "## Before compaction this session\n" + state["compact_notes"]
-    summary = memory_context.session_start(workspace, open_tasks=memory_context.open_tasks(workspace), extra=extra)
+    summary = memory_context.session_start(workspace, open_tasks=entrypoint.open_tasks(workspace), extra=extra)
     return context("SessionStart", summary, workspace)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib.vectors import embedder as embed
+from _lib.vectors import backfill, embedder as embed
 from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
     embedder = embed.Embedder(workspace, download=True, progress=progress.show,
                               notify=lambda line: sys.stderr.write(line + "\n"))
     try:
-        embedder, results = embed.backfill(workspace, args.scope, everything=args.all, batch=args.batch,
+        embedder, results = backfill.backfill(workspace, args.scope, everything=args.all, batch=args.batch,
                                            progress=progress, embedder=embedder)
     finally:
         progress.end()

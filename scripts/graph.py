@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib.ops import diagram, links, store
+from _lib.catalog.catalog import open_catalog
+from _lib.ops import diagram, links
 from _lib.base import errors
 from _lib.workspace.scopes import Workspace
 
@@ -41,7 +42,7 @@ def main(argv: list[str]) -> int:
         scope, args.slug = links.resolve(workspace, args.slug, args.scope)
     else:
         scope = workspace.scope(args.scope)
-    with store.catalog_for(workspace, scope) as catalog:
+    with open_catalog(workspace, scope) as catalog:
         if catalog is None:
             raise errors.NotFound(f"the {scope.name} scope has no memories yet", "write one with `memory write`")
         subgraph = diagram.neighbourhood(catalog, args.slug, args.depth)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib.health import checks as health
+from _lib.health import checks as health, facts
 from _lib.workspace.scopes import Workspace
 
 EXAMPLES = """\
@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def render(report: health.Report) -> str:
+def render(report: facts.Report) -> str:
     """The human-readable report: a summary, then each scope's totals and problems."""
     problems = report.problems
     fixable = sum(problem.fixable for problem in problems)
@@ -78,7 +78,7 @@ def render(report: health.Report) -> str:
     return "\n".join(lines)
 
 
-def _relative(problem: health.Problem, root: object) -> str:
+def _relative(problem: facts.Problem, root: object) -> str:
     if problem.path is None:
         return problem.slug or ""
     text = str(problem.path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import _cli
 from _lib.base import errors
+from _lib.catalog.catalog import open_catalog
 from _lib.ops import store, suggest
 from _lib.workspace.scopes import Workspace
 
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
         parser.error("--limit must be at least 1")
     workspace = Workspace()
     scope = store.locate(workspace, args.slug, args.scope)[0] if args.slug else workspace.scope(args.scope)
-    with store.catalog_for(workspace, scope) as catalog:
+    with open_catalog(workspace, scope) as catalog:
         if catalog is None:
             raise errors.NotFound(f"the {scope.name} scope has no memories yet", "write some with `memory write`")
         proposals = suggest.suggest(catalog, args.slug, limit=args.limit, embeddings=True)

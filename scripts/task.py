@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -69,8 +70,15 @@ def main(argv: list[str]) -> int:
     if not getattr(args, "handler", None):
         parser.error("choose a command: " + ", ".join(COMMANDS))
     workspace = Workspace(load_config=False)  # tasks need no settings; a broken config.json must not stop them
-    store = tasks.TaskStore(workspace, refresh_index_md=True)
-    code = args.handler(store, args)
+    store = tasks.TaskStore(workspace)
+    try:
+        code = args.handler(store, args)
+    finally:
+        if store.changed:  # after the task lock: index.md shows the open tasks
+            from _lib.ops import entrypoint  # only after a change: reading tasks needs no catalog
+
+            with contextlib.suppress(errors.Error, OSError):
+                entrypoint.refresh(workspace)
     _cli.print_warnings(workspace.warnings)
     return code
 

@@ -15,8 +15,12 @@ examples:
   memory update decision-api-uses-oauth2 --title "API uses OAuth2 with PKCE" --add-tags security
   memory update gotcha-flaky-ci --file notes.md          # replace the content (- reads stdin)
   memory update learning-x --type decision --remove-tags draft
+  memory update gotcha-token-refresh --reanchor          # the code it is about changed: still right
 
 The slug never changes. Updating drops the memory's cached embedding (it is recomputed).
+A project or local memory is anchored to the files (and symbols) it names; an update adds
+anchors for files newly named but keeps the recorded state of the others, so `memory verify`
+still shows code that changed since. --reanchor accepts the code as it is now.
 """
 
 
@@ -34,6 +38,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--type", help="new type: " + ", ".join(memory.TYPES))
     parser.add_argument("--status", choices=memory.STATUSES, help="set the lifecycle status")
     parser.add_argument("--paths", action="append", metavar="GLOB", help="for gotchas: replace the file globs")
+    parser.add_argument("--reanchor", action="store_true",
+                        help="accept the current code: record the anchors afresh (see `memory verify`)")
     _cli.add_scope(parser, "the scope holding the memory (default: the most specific one)")
     _cli.add_json(parser)
     args = parser.parse_args(argv)
@@ -49,10 +55,10 @@ def main(argv: list[str]) -> int:
     if args.paths:
         fields["paths"] = args.paths
     changes = store.Changes(title=args.title, content=content, append=args.append, tags=args.tags,
-                            add_tags=args.add_tags, remove_tags=args.remove_tags, type=args.type, fields=fields)
+                            add_tags=args.add_tags, remove_tags=args.remove_tags, type=args.type, fields=fields, reanchor=args.reanchor)
     if changes.empty():
-        raise errors.InvalidInput("nothing to update",
-                                  "give --title, --content, --append, --file, --tags, --add-tags, --remove-tags or --type")
+        raise errors.InvalidInput("nothing to update", "give --title, --content, --append, --file, --tags, "
+                                                       "--add-tags, --remove-tags, --type or --reanchor")
     workspace = Workspace()
     item = store.update(workspace, args.slug, changes, scope=args.scope)
     _cli.print_warnings(workspace.warnings)
@@ -66,7 +72,7 @@ def main(argv: list[str]) -> int:
 def _nothing_else(args: object) -> bool:
     """Piped stdin is the new content only when no other change was asked for."""
     return all(getattr(args, name) is None for name in ("title", "tags", "add_tags", "remove_tags", "type",
-                                                        "status", "paths"))
+                                                        "status", "paths")) and not args.reanchor
 
 
 if __name__ == "__main__":

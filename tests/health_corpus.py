@@ -281,6 +281,16 @@ def build(project: Path, global_dir: Path, count: int, reindex: Callable[[], Any
     leaky.body += "\n\nThe deploy used ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8 back then."
     b.expect("secret", leaky.slug, fixable=False)
 
+    code = project.parent.parent / "src" / "corpus"  # the repository the project scope belongs to
+    code.mkdir(parents=True, exist_ok=True)
+    (code / "pool.py").write_text("def acquire():\n    return None\n", encoding="utf-8")
+    drifted = fresh("gotcha", "drifted")  # anchored to a file whose content differs since
+    drifted.extra.append("anchors:\n  - src/corpus/pool.py 000000000000 -")
+    b.expect("drifted-memory", drifted.slug, "src/corpus/pool.py", fixable=False)
+    obsolete = fresh("gotcha", "obsolete")  # anchored to a symbol no longer in its file
+    obsolete.extra.append('anchors:\n  - "src/corpus/pool.py#release 000000000000 -"')
+    b.expect("obsolete-memory", obsolete.slug, "src/corpus/pool.py#release", fixable=False)
+
     stale, wrong_model, bad_json, bad_shape = (fresh("learning", name) for name in
                                                ("stale", "wrong-model", "bad-json", "bad-shape"))
     b.write_all()

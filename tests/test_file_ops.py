@@ -218,3 +218,15 @@ def test_odd_paths_are_refused(env: Env) -> None:
     assert "does not exist" in env.fails("file", "read", "nothing.md").err
     env.fails("file", code=2)
     assert "examples:" in env.ok("file", "--help").out
+
+
+@pytest.mark.parametrize("operation", ["read", "write"])
+def test_a_name_longer_than_the_file_system_allows_is_one_error_with_a_hint(env: Env, operation: str) -> None:
+    env.ok("write", "Keep me", "--tags", "a", "--content", "x")
+    before = sorted(path.name for path in env.project_dir.iterdir())
+    extra = ["--content", "x"] if operation == "write" else []
+    failed = env.fails("file", operation, "a" * 300 + ".md", *extra)
+    lines = failed.err.strip().splitlines()
+    assert lines[0].startswith("error:") and "File name too long" in lines[0]
+    assert lines[1].startswith("hint:") and "Traceback" not in failed.err
+    assert sorted(path.name for path in env.project_dir.iterdir()) == before

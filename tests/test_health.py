@@ -214,13 +214,13 @@ def test_help_has_examples(env: Env) -> None:
 # -- units --------------------------------------------------------------------------------------
 
 def test_normal_tags() -> None:
-    from _lib.health import checks as health
+    from _lib.health import facts
 
-    assert health.normal_tags(["Auth", "API_Design", "auth"]) == ["auth", "api-design"]
-    assert health.normal_tags("Auth, Big Data") == ["auth", "big-data"]
-    assert health.normal_tags(["ok", "not/valid"]) is None
-    assert health.normal_tags([]) is None and health.normal_tags(None) is None
-    assert health.normal_tags([2024]) == ["2024"]
+    assert facts.normal_tags(["Auth", "API_Design", "auth"]) == ["auth", "api-design"]
+    assert facts.normal_tags("Auth, Big Data") == ["auth", "big-data"]
+    assert facts.normal_tags(["ok", "not/valid"]) is None
+    assert facts.normal_tags([]) is None and facts.normal_tags(None) is None
+    assert facts.normal_tags([2024]) == ["2024"]
 
 
 def _brute_force(terms: dict[str, frozenset[str]], threshold: float) -> set[tuple[str, str]]:
@@ -239,10 +239,10 @@ def _brute_force(terms: dict[str, frozenset[str]], threshold: float) -> set[tupl
 @given(st.lists(st.sets(st.sampled_from([f"w{i}" for i in range(14)]), min_size=0, max_size=14), max_size=12),
        st.sampled_from([0.5, 0.7, 0.8, 0.9]))
 def test_near_duplicates_never_reports_a_pair_below_the_threshold(sets: list[set[str]], threshold: float) -> None:
-    from _lib.health import checks as health
+    from _lib.health import duplicates
 
     terms = {f"m{i}": frozenset(words) for i, words in enumerate(sets)}
-    found = {(a, b) for a, b, _ in health.near_duplicates(terms, {slug: slug for slug in terms},
+    found = {(a, b) for a, b, _ in duplicates.near_duplicates(terms, {slug: slug for slug in terms},
                                                             threshold=threshold)}
     expected = _brute_force(terms, threshold)
     assert found <= expected
@@ -251,7 +251,7 @@ def test_near_duplicates_never_reports_a_pair_below_the_threshold(sets: list[set
 
 
 def test_near_duplicates_finds_pairs_at_the_threshold() -> None:
-    from _lib.health import checks as health
+    from _lib.health import duplicates
 
     rng = random.Random(8)
     vocabulary = [f"w{i}" for i in range(20000)]
@@ -261,23 +261,21 @@ def test_near_duplicates_finds_pairs_at_the_threshold() -> None:
         kept = -(-2 * size * 4 // 9)  # Jaccard kept / (2 size - kept) >= 0.8
         other = frozenset(base[:kept] + rng.sample(vocabulary, size - kept))
         tried += 1
-        misses += not health.near_duplicates({"a": frozenset(base), "b": other}, {"a": "1", "b": "2"})
+        misses += not duplicates.near_duplicates({"a": frozenset(base), "b": other}, {"a": "1", "b": "2"})
     assert tried == 400 and misses <= 4  # 99.5% recall at 0.8 (1 - (1 - 0.8^4)^10)
 
 
-def test_near_duplicates_is_fast_at_10000() -> None:
-    import time
-
-    from _lib.health import checks as health
+def test_near_duplicates_at_10000_finds_the_one_copy_among_look_alikes() -> None:
+    """Memories sharing many common words are not near duplicates; the one copy is found.
+    (How long this takes is bench/bench_health.py's business.)"""
+    from _lib.health import duplicates
 
     rng = random.Random(3)
     vocabulary = [f"w{i}" for i in range(20000)]
     common = vocabulary[:300]
     terms = {f"m{i}": frozenset(rng.sample(common, 15) + rng.sample(vocabulary, 60)) for i in range(10000)}
     terms["copy"] = frozenset(sorted(terms["m7"])[3:]) | {"x1"}
-    started = time.perf_counter()
-    found = health.near_duplicates(terms, {slug: slug for slug in terms})
-    assert time.perf_counter() - started < 3.0
+    found = duplicates.near_duplicates(terms, {slug: slug for slug in terms})
     assert [(a, b) for a, b, _ in found] == [("copy", "m7")]
 
 
@@ -295,11 +293,11 @@ _FIELDS = st.dictionaries(
 @settings(max_examples=400, deadline=None)
 @given(_FIELDS)
 def test_quick_schema_never_hides_a_violation(fields: dict) -> None:
-    from _lib.health import checks as health
+    from _lib.health import files
     from _lib.base import schema
 
     rules = schema.load("frontmatter")
     if "type" in fields and not isinstance(fields["type"], str):
         return  # memory.parse refuses such a file before health sees it
-    if health.QuickSchema(rules).surely_valid(fields):
+    if files.QuickSchema(rules).surely_valid(fields):
         assert schema.validate(fields, rules) == []

@@ -28,6 +28,8 @@ sys.path.insert(0, str(REPO / "tests" / "servers"))
 from embedding_stub import AUTH_SYNONYMS, EMBED, EmbeddingStub, refused_url  # noqa: E402
 
 from _lib.vectors import embedder as embed, semantic  # noqa: E402
+from _lib.catalog.catalog import open_catalog  # noqa: E402
+from _lib.ops import semantic_search  # noqa: E402
 
 SETUP_BLOCK = """\u26a0\ufe0f Semantic search unavailable: Ollama not detected at {endpoint}
 
@@ -374,26 +376,25 @@ def test_chunks_cover_every_word_with_overlap(words: int) -> None:
 
 def test_fuse_convex_and_reciprocal_rank() -> None:
     vector, keyword = [{"a": (0.9, 0), "b": (0.5, 2), "c": (0.1, 0)}, {"e": (0.7, 0)}], [{"b": 12.0, "d": 6.0}, {"e": 3.0}]
-    fused = semantic.fuse(vector, keyword, ("convex", 0.5, 0.0))
+    fused = semantic_search.fuse(vector, keyword, ("convex", 0.5, 0.0))
     assert fused == pytest.approx({(0, "a"): 0.5, (0, "b"): 0.5 * 0.5 + 0.5, (0, "c"): 0.0, (0, "d"): 0.25,
                                    (1, "e"): 0.5 * 0.75 + 0.125})
     # cosine ranks a 1, e 2, b 3, c 4; keyword ranks b 1, d 2, e 3 (over all scopes)
-    fused = semantic.fuse(vector, keyword, ("rrf", 0.8, 3.0))
+    fused = semantic_search.fuse(vector, keyword, ("rrf", 0.8, 3.0))
     assert fused == pytest.approx({(0, "a"): 0.2 / 4, (1, "e"): 0.2 / 5 + 0.8 / 6, (0, "b"): 0.2 / 6 + 0.8 / 4,
                                    (0, "c"): 0.2 / 7, (0, "d"): 0.8 / 5})
-    assert semantic.fuse([{"a": (0.3, 0)}], [{}], ("convex", 0.5, 0.0)) == {(0, "a"): 0.0}  # nothing to scale
+    assert semantic_search.fuse([{"a": (0.3, 0)}], [{}], ("convex", 0.5, 0.0)) == {(0, "a"): 0.0}  # nothing to scale
 
 
 def test_neighbours_and_similar_pairs_from_the_cache_only(env: Env, stub: EmbeddingStub) -> None:
     configure(env, endpoint=stub.url)
     for memory in AUTH_MEMORIES + OTHER_MEMORIES:
         write(env, *memory)
-    from _lib.ops import store
     from _lib.workspace.scopes import Workspace
 
     stub.set_available(False)  # cached vectors only: no provider needed
     workspace = Workspace(env.project, {"HOME": str(env.home)})
-    with store.catalog_for(workspace, workspace.scope("project")) as catalog:
+    with open_catalog(workspace, workspace.scope("project")) as catalog:
         assert catalog is not None
         near = semantic.neighbours(catalog, "learning-login-issues-on-safari", 2)
         assert len(near) == 2 and near[0][1] >= near[1][1]
@@ -417,7 +418,6 @@ def test_pack_is_updated_by_reading_only_changed_cache_files(env: Env, stub: Emb
     pack_path = env.project_dir / ".cache" / semantic.PACK_NAME
     assert pack_path.exists()
     added = write(env, *OTHER_MEMORIES[0])
-    from _lib.ops import store
     from _lib.workspace.scopes import Workspace
 
     reads: list[str] = []
@@ -425,7 +425,7 @@ def test_pack_is_updated_by_reading_only_changed_cache_files(env: Env, stub: Emb
     monkeypatch.setattr(embed, "read_cached", lambda path: reads.append(path.name) or original(path))
     monkeypatch.setattr(semantic, "RACY_NS", 0)  # as if the directory had not changed for a while
     workspace = Workspace(env.project, {"HOME": str(env.home)})
-    with store.catalog_for(workspace, workspace.scope("project")) as catalog:
+    with open_catalog(workspace, workspace.scope("project")) as catalog:
         assert catalog is not None
         pack = semantic.Pack.fresh(catalog, "embeddinggemma")
         assert reads == [f"{added}.json"] and pack.rows == 4 and pack.dir_stamp is not None

@@ -81,3 +81,21 @@ def parse_since(text: str) -> _dt.datetime | None:
                  "d": _dt.timedelta(days=amount), "w": _dt.timedelta(weeks=amount)}[unit]
         return now() - delta
     return parse(text)
+
+
+def age(timestamp: str, at: _dt.datetime | None = None) -> str:
+    """How long before `at` (default: now) a timestamp was, in words: `today`, `yesterday`,
+    `5 days ago`, `3 months ago`..."""
+    moment = parse(timestamp)
+    if moment is None:
+        return "age unknown"
+    days = ((at or now()) - moment).days
+    if days <= 0:
+        return "today"
+    if days == 1:
+        return "yesterday"
+    if days < 60:
+        return f"{days} days ago"
+    if days < 730:
+        return f"{days // 30} months ago"
+    return f"{days // 365} years ago"

@@ -17,6 +17,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
 
+    from .catalog import Catalog
+
 K1 = 1.5   # term-frequency saturation; tuned on the ADR evaluation set (bench/search_quality.py)
 B = 0.75   # document-length normalisation
 PREFIX_WEIGHT = 0.5  # a query word unknown to the scope also matches words it begins ("auth" -> "authentication")
@@ -66,15 +68,16 @@ def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[st
     return found
 
 
-def rank(conn: sqlite3.Connection, terms: list[str], *, limit: int | None = None,
+def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
          max_df: float | None = None) -> list[tuple[str, float]]:
-    """(slug, BM25 score) of the memories matching any of `terms`, best first.
+    """(slug, BM25 score) of the catalog's memories matching any of `terms`, best first.
 
     `limit` keeps the best ones only (and lets common words be read for candidates only);
     `max_df` (a share of the scope's memories) skips words so common they cannot tell memories apart.
     """
     if not terms:
         return []
+    conn = catalog.conn
     count, average = collection(conn)
     if not count:
         return []

@@ -29,14 +29,15 @@ if TYPE_CHECKING:
 from ..base import clock, errors, fsutil, text
 from ..model import graph, memory, predecessor
 from ..workspace import layout
-from . import bm25, freshness, rollback
+from . import bm25, edges as edge_tables, freshness, rollback
+from .journal import of as journal_of
 from ..workspace.config import Config
 from ..workspace.scopes import Scope
 
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-SCHEMA_VERSION = 8  # a new layout, or a new way of reading files: every catalog is rebuilt
+SCHEMA_VERSION = 9  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 INDEX_NAME = "index.json"
 GRAPH_NAME = "graph.json"
@@ -53,7 +54,7 @@ PROGRESS_FILES = 300  # a catch-up of more files than this takes over a second: 
 NODES_DIR = layout.NODES_DIR  # memory-graph layout: nodes/<kind>/<id>.md
 # generated entry point, docs, the earlier plugin's Mermaid rendering and settings: not memories
 NOT_MEMORIES = frozenset({"index.md", "readme.md", "graph.md", "memory.local.md", "memory.example.md"})
-EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "scope")
+EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "scope", "anchors")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs(
@@ -482,13 +483,13 @@ class Catalog:
                 else:
                     touched |= self._record(item, relpath, stamp)
             if earlier_graph is not None:
-                touched |= graph.import_edges(conn, earlier_graph, self._graph_timestamp())
+                touched |= edge_tables.import_edges(conn, earlier_graph, self._graph_timestamp())
             if graph_import is not None:
-                graph.import_file(conn, graph_import)
-                graph.refresh_all(conn, self.labels)
+                edge_tables.import_file(conn, graph_import)
+                edge_tables.refresh_all(conn, self.labels)
                 self._graph_full = True
             else:
-                self._graph_changes.update(graph.refresh(conn, touched, self.labels))
+                self._graph_changes.update(edge_tables.refresh(conn, touched, self.labels))
             if self._disk is not None:
                 self._set_meta(DISK_KEY, self._disk.digest())
         self.export()
@@ -714,8 +715,8 @@ class Catalog:
             return
         with self.transaction() as conn:
             self._set_meta(FOREIGN + GRAPH_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
-            touched = graph.import_edges(conn, predecessor.graph_edges(data), clock.now_iso())
-            self._graph_changes.update(graph.refresh(conn, touched, self.labels))
+            touched = edge_tables.import_edges(conn, predecessor.graph_edges(data), clock.now_iso())
+            self._graph_changes.update(edge_tables.refresh(conn, touched, self.labels))
 
     @property
     def edges_in_graph_file(self) -> bool:
@@ -735,7 +736,7 @@ class Catalog:
             self._disk.recall(relpath)
         with self.transaction() as conn:
             conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
-            self._graph_changes.update(graph.refresh(conn, self._record(item, relpath, stamp), self.labels))
+            self._graph_changes.update(edge_tables.refresh(conn, self._record(item, relpath, stamp), self.labels))
         self._note_disk(relpath, stamp)
         if self.journal is not None:
             self.journal.saw(self.scope.root, [(relpath, item.slug, item.document.text().encode("utf-8"))], ours=True)
@@ -752,7 +753,7 @@ class Catalog:
         if self._disk is not None:
             self._disk.recall(row[0])
         with self.transaction() as conn:
-            self._graph_changes.update(graph.refresh(conn, self._forget_path(row[0]), self.labels))
+            self._graph_changes.update(edge_tables.refresh(conn, self._forget_path(row[0]), self.labels))
         self._note_disk(row[0], None)
 
     def _note_disk(self, relpath: str, stamp: str | None) -> None:
@@ -808,7 +809,7 @@ class Catalog:
             conn.executemany("INSERT INTO globs VALUES (?, ?)",
                              [(doc, pattern) for pattern in patterns if isinstance(pattern, str) and pattern])
         self._index_changes[item.slug] = line
-        touched |= graph.replace_declarations(conn, item.slug, graph.declarations(item), updated)
+        touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
             touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
         return touched
@@ -829,7 +830,7 @@ class Catalog:
         conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
         conn.execute("DELETE FROM docs WHERE id=?", (doc,))
         self._index_changes[slug] = None
-        return {slug} if keep_node else graph.forget(conn, slug)
+        return {slug} if keep_node else edge_tables.forget(conn, slug)
 
     def set_has_embedding(self, slugs: Iterable[str], value: bool) -> None:
         """Record that embedding cache files were written or removed (holding the lock)."""
@@ -862,7 +863,7 @@ class Catalog:
             head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
             self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
             self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
-                              lambda: graph.render_file(self.conn))
+                              lambda: edge_tables.render_file(self.conn))
         self._index_changes, self._graph_changes, self._graph_full = {}, {}, False
         self._pending = self._inherited = False
         self._mutated = set()
@@ -1192,7 +1193,7 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False, re
     first, for a write. With `refresh` (the default) files that came, went or were replaced are
     taken in first and every query checks the files it returns (see freshness); `full` checks
     every file's stamp (health, maintenance)."""
-    journal = workspace.journal()
+    journal = journal_of(workspace)
     if create:
         from ..workspace.scopes import scaffolded
 

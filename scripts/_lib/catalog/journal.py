@@ -83,6 +83,13 @@ class Kept:
         return f"{self.relpath} {what}; `memory restore {self.slug}` brings {again} back"
 
 
+def of(workspace: Any) -> Journal:
+    """The user's journal for a workspace (its env and config), opened on first use and kept on it."""
+    if workspace.opened_journal is None:
+        workspace.opened_journal = Journal(workspace.env, workspace.config)
+    return workspace.opened_journal
+
+
 class Journal:
     """The journal of one user (every scope, every project). Opened lazily; never raises for its
     own failures (a read-only HOME only switches it off)."""

@@ -215,7 +215,7 @@ def _scopes(report: Report, workspace: Workspace) -> None:
 
 
 def _scope(report: Report, workspace: Workspace, scope: Scope) -> dict[str, Any]:
-    from ..model import graph
+    from ..catalog.edges import graph_text
     from ..catalog import catalog as index
 
     root = scope.root
@@ -236,7 +236,7 @@ def _scope(report: Report, workspace: Workspace, scope: Scope) -> dict[str, Any]
         entries = {entry.slug: entry for entry in catalog.entries()}
         known = {entry.relpath for entry in entries.values()}
         known |= {problem.path.relative_to(root).as_posix() for problem in catalog.problems()}
-        edges = json.loads(graph.render_file(catalog.conn))
+        edges = json.loads(graph_text(catalog))
     item["memories"] = len(entries)
     if known != set(files):
         report.add("scopes", WARNING, f"the {scope.name} scope's catalog is behind its {len(files)} memory files "

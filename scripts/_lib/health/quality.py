@@ -1,4 +1,4 @@
-"""Quality score of a memory: 0-100, a breakdown and concrete suggestions (FR-040).
+"""Quality score of a memory: 0-100, a breakdown and concrete suggestions.
 
 The rubric (README: Health, quality and repair) has six parts:
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 from ..base import clock, errors
 from ..model import memory
+from ..catalog.catalog import open_catalog
+from ..catalog import queries
 
 PARTS = (("title", 15), ("tags", 10), ("structure", 25), ("links", 20), ("freshness", 10), ("completeness", 20))
 GENERIC_TITLES = frozenset("untitled note notes misc miscellaneous todo tmp temp test wip fixme stuff things "
@@ -93,10 +95,9 @@ class GraphView:
     """Every memory's neighbours and type in one scope, read once from the catalog (no file parsing)."""
 
     def __init__(self, catalog: Catalog) -> None:
-        conn = catalog.conn
-        self.types: dict[str, str] = dict(conn.execute("SELECT slug, type FROM docs"))
+        self.types: dict[str, str] = queries.types(catalog)
         self.neighbours: dict[str, list[tuple[str, str]]] = {}
-        for slug, line in conn.execute("SELECT slug, line FROM adjacency"):
+        for slug, line in queries.graph_lines(catalog):
             payload = line.partition(": ")[2]
             self.neighbours[slug] = [(edge["target"], edge["label"]) for edge in json.loads(payload)]
 
@@ -345,14 +346,7 @@ def _completeness(part: Part, item: Memory, facts: GraphFacts, words: int) -> No
 
 def hub_suggestion(catalog: Catalog, item: Memory) -> str | None:
     """The hub sharing most tags with `item` (None when no hub shares one)."""
-    tags = [tag for tag in item.tags if isinstance(tag, str)]
-    if not tags:
-        return None
-    row = catalog.conn.execute(
-        f"SELECT d.slug FROM docs d JOIN tags t ON t.doc = d.id WHERE d.type = 'hub' AND d.slug != ? "
-        f"AND t.tag IN ({', '.join('?' * len(tags))}) GROUP BY d.slug ORDER BY COUNT(*) DESC, d.slug LIMIT 1",
-        (item.slug, *tags)).fetchone()
-    return row[0] if row else None
+    return queries.hub_sharing_most_tags(catalog, item.slug, [tag for tag in item.tags if isinstance(tag, str)])
 
 
 def assess_slug(workspace: Workspace, slug: str, scope: str | None = None) -> Quality:
@@ -360,7 +354,7 @@ def assess_slug(workspace: Workspace, slug: str, scope: str | None = None) -> Qu
     from ..ops import store
 
     found, _ = store.locate(workspace, slug, scope)
-    with store.catalog_for(workspace, found) as catalog:
+    with open_catalog(workspace, found) as catalog:
         assert catalog is not None
         entry = catalog.get(slug)
         if entry is None:
@@ -371,12 +365,10 @@ def assess_slug(workspace: Workspace, slug: str, scope: str | None = None) -> Qu
 
 def assess_all(workspace: Workspace, scope: str | None = None) -> list[Quality]:
     """The quality of every memory in every readable scope (or one), lowest score first."""
-    from ..ops import store
-
     results: list[Quality] = []
     now = clock.now()
     for target in workspace.readable_scopes(scope):
-        with store.catalog_for(workspace, target) as catalog:
+        with open_catalog(workspace, target) as catalog:
             if catalog is None:
                 continue
             view = GraphView(catalog)

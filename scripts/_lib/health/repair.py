@@ -40,12 +40,17 @@ if TYPE_CHECKING:
 
 from ..base import clock, errors, fsutil
 from ..model import frontmatter, graph, memory
-from . import checks as health
+from . import caches, exports, files, links, tasks
+from .checks import Analysis
+from .facts import (ERROR, WARNING, Problem, Snapshot, explicit_labels, later, links_editable, normal_tags,
+                    open_catalogs, other_scopes)
+from ..catalog.catalog import GRAPH_NAME, INDEX_NAME
 
-_INDEX_KINDS = ("index-missing", "index-unreadable", "index-drift")
-_GRAPH_KINDS = tuple(kind for kind in health.KINDS if kind.startswith("graph-") and kind != "graph-unbacked-edge")
-_CACHE_KINDS = ("cache-invalid", "cache-orphaned", "cache-wrong-model", "cache-stale")
-_TASK_KINDS = ("task-structure", "task-index-drift")
+_INDEX_KINDS = (exports.INDEX_MISSING, exports.INDEX_UNREADABLE, exports.INDEX_DRIFT)
+_GRAPH_KINDS = tuple(kind for kind in exports.KINDS
+                     if kind not in _INDEX_KINDS and kind != exports.GRAPH_UNBACKED_EDGE)
+_CACHE_KINDS = tuple(caches.KINDS)
+_TASK_KINDS = (tasks.TASK_STRUCTURE, tasks.TASK_INDEX_DRIFT)
 
 
 class Action:
@@ -64,7 +69,7 @@ class Action:
 class ScopeRepair:
     """What repair did (or would do) in one scope, and what it left alone."""
 
-    def __init__(self, scope: Scope, actions: list[Action], remaining: list[health.Problem],
+    def __init__(self, scope: Scope, actions: list[Action], remaining: list[Problem],
                  skipped: str | None = None) -> None:
         self.scope, self.actions, self.remaining, self.skipped = scope, actions, remaining, skipped
 
@@ -83,24 +88,24 @@ class RepairReport:
         return [action for scope in self.scopes for action in scope.actions]
 
     @property
-    def remaining(self) -> list[health.Problem]:
+    def remaining(self) -> list[Problem]:
         return [problem for scope in self.scopes for problem in scope.remaining]
 
     def as_json(self) -> dict[str, Any]:
         return {"dryRun": self.dry_run, "fixed" if not self.dry_run else "planned": len(self.actions),
-                "remainingErrors": sum(problem.severity == health.ERROR for problem in self.remaining),
-                "remainingWarnings": sum(problem.severity == health.WARNING for problem in self.remaining),
+                "remainingErrors": sum(problem.severity == ERROR for problem in self.remaining),
+                "remainingWarnings": sum(problem.severity == WARNING for problem in self.remaining),
                 "scopes": [scope.as_json() for scope in self.scopes]}
 
 
 def repair(workspace: Workspace, scope: str | None = None, *, dry_run: bool = False) -> RepairReport:
     """Repair every writable scope (or one); see the module docstring for the rules."""
     targets = [target for target in workspace.readable_scopes(scope) if target.exists()]
-    snapshots = {target.name: health.Snapshot.take(target) for target in targets}
+    snapshots = {target.name: Snapshot.take(target) for target in targets}
     results = []
     opened = [other for other in workspace.readable_scopes() if other.exists()] if dry_run else []
-    found = {other.name: health.Snapshot.take(other) for other in opened}  # what a dry run leaves as found
-    with health.open_catalogs(workspace, targets) as catalogs:
+    found = {other.name: Snapshot.take(other) for other in opened}  # what a dry run leaves as found
+    with open_catalogs(workspace, targets) as catalogs:
         for target in targets:
             catalog = catalogs.get(target.name)
             if catalog is None:
@@ -109,10 +114,10 @@ def repair(workspace: Workspace, scope: str | None = None, *, dry_run: bool = Fa
                 results.append(ScopeRepair(target, [], [], f"the {target.name} scope is read-only for you; an "
                                            f"administrator can run `memory repair --scope {target.name}`"))
                 continue
-            task_problems = health.task_problems(workspace, target)  # before the scope lock (see there)
+            task_problems = tasks.task_problems(workspace, target)  # before the scope lock (see there)
             with _holding(catalog, dry_run):
-                analysis = health.Analysis(catalog, snapshots[target.name],
-                                           health.other_scopes(catalogs, target.name), workspace.config).run()
+                analysis = Analysis(catalog, snapshots[target.name],
+                                           other_scopes(catalogs, target.name), workspace.config).run()
                 analysis.problems += task_problems
                 plan = Plan(analysis)
                 if not dry_run:
@@ -127,13 +132,13 @@ def repair(workspace: Workspace, scope: str | None = None, *, dry_run: bool = Fa
     return RepairReport(dry_run, results)
 
 
-def _put_back(catalog: Catalog, snapshot: health.Snapshot) -> None:
+def _put_back(catalog: Catalog, snapshot: Snapshot) -> None:
     """Leave index.json and graph.json as a dry run found them (opening the catalog rewrote them).
 
     Their stamps then differ from the catalog's, so the next command rewrites them again (and
     reads a hand-edited graph.json the same way the real repair will)."""
     with catalog.locked():
-        for name, data in ((health.INDEX_NAME, snapshot.index), (health.GRAPH_NAME, snapshot.graph)):
+        for name, data in ((INDEX_NAME, snapshot.index), (GRAPH_NAME, snapshot.graph)):
             path = catalog.scope.root / name
             with contextlib.suppress(OSError):
                 if (path.read_bytes() if path.exists() else None) == data:
@@ -218,7 +223,7 @@ def _repoint(text: str, old: str, new: str) -> str:
 class Plan:
     """The fixes for one analysed scope; `apply` carries them out (holding the scope lock)."""
 
-    def __init__(self, analysis: health.Analysis) -> None:
+    def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
         self.scope = analysis.scope
         self.edits: dict[str, FileEdit] = {}
@@ -253,7 +258,7 @@ class Plan:
 
     # -- planning -------------------------------------------------------------------------------
 
-    def _derived(self, fixable: list[health.Problem]) -> None:
+    def _derived(self, fixable: list[Problem]) -> None:
         root = self.scope.root
         index_problems = [problem for problem in fixable if problem.kind in _INDEX_KINDS
                           and problem.slug not in self.analysis.stale]
@@ -267,9 +272,9 @@ class Plan:
                       f"problem{'s' if len(graph_problems) != 1 else ''}; every command but a dry run does this)",
                       root / "graph.json")
 
-    def _links(self, fixable: list[health.Problem]) -> None:
+    def _links(self, fixable: list[Problem]) -> None:
         """Remove self links, repeated entries and links to missing memories; re-point renamed ones."""
-        kinds = ("broken-link", "self-link", "duplicate-link")
+        kinds = (links.BROKEN_LINK, links.SELF_LINK, links.DUPLICATE_LINK)
         entries, elsewhere, aliases = self.analysis.entries, self.analysis.elsewhere, self.analysis.aliases
         for slug in sorted({problem.slug for problem in fixable if problem.kind in kinds and problem.slug}):
             edit = self.edit(slug)
@@ -302,10 +307,10 @@ class Plan:
                 kept.append(final)
             edit.links = kept
 
-    def _adopt(self, fixable: list[health.Problem]) -> None:
+    def _adopt(self, fixable: list[Problem]) -> None:
         """Write edges kept from a hand-edited graph.json into the files that should declare them."""
         for problem in fixable:
-            if problem.kind != "graph-unbacked-edge" or problem.slug is None or problem.target is None:
+            if problem.kind != exports.GRAPH_UNBACKED_EDGE or problem.slug is None or problem.target is None:
                 continue
             for source, target, label in self.analysis.unbacked.get((problem.slug, problem.target), []):
                 self.edit(source).add_link(target, [label] if label else [])
@@ -321,22 +326,22 @@ class Plan:
                     continue
                 if slug in self.links_of(target) or slug in self.analysis.references[target]:
                     continue
-                if not health.links_editable(memories[target]):
+                if not links_editable(memories[target]):
                     continue
                 mine = (self.edits[slug].label_list(target) if slug in self.edits
-                        else health.explicit_labels(memories[slug], target))
+                        else explicit_labels(memories[slug], target))
                 inverse = [labels.inverse(label) for label in mine]
                 self.edit(target).add_link(slug, inverse)
                 self._act("add-inverse-link", target, f"added {slug} to `links` "
                           f"({', '.join(inverse) or graph.DEFAULT_LABEL}): {slug} links here")
 
-    def _label_pairs(self, fixable: list[health.Problem]) -> None:
+    def _label_pairs(self, fixable: list[Problem]) -> None:
         """Two memories whose labels for their link disagree: each file is right about the labels it
         declares, so each side gets the inverse of every label the other declares. Deterministic, and it
         completes a labelled link a killed command wrote into one file only."""
         labels = self.analysis.labels
         for problem in fixable:
-            if problem.kind != "asymmetric-labels" or problem.slug is None or problem.target is None:
+            if problem.kind != links.ASYMMETRIC_LABELS or problem.slug is None or problem.target is None:
                 continue
             a, b = problem.slug, problem.target
             mine, theirs = (self.edit(a).label_list(b), self.edit(b).label_list(a))
@@ -348,24 +353,24 @@ class Plan:
                     self._act("complete-labels", slug, f"labels its link to {other} {', '.join(added)} too: the "
                               f"inverse of what {other} declares")
 
-    def _frontmatter(self, fixable: list[health.Problem]) -> None:
+    def _frontmatter(self, fixable: list[Problem]) -> None:
         for problem in fixable:
             if problem.slug is None or problem.slug not in self.analysis.memories:
                 continue
             item = self.analysis.memories[problem.slug]
             head = (problem.field or "").split("[")[0].split(".")[0]
-            if problem.kind == "invalid-frontmatter" and head == "tags":
-                tags = health.normal_tags(item.fields.get("tags"))
+            if problem.kind == files.INVALID_FRONTMATTER and head == "tags":
+                tags = normal_tags(item.fields.get("tags"))
                 if tags is not None and self.edit(item.slug).fields.get("tags") != tags:
                     self.edit(item.slug).fields["tags"] = tags
                     self._act("normalise-tags", item.slug, f"tags {item.fields.get('tags')!r} -> {tags!r}")
-            elif problem.kind == "invalid-frontmatter" and head in memory.TIMESTAMP_FIELDS:
+            elif problem.kind == files.INVALID_FRONTMATTER and head in memory.TIMESTAMP_FIELDS:
                 self._fill_timestamps(item)
-            elif problem.kind == "repeated-field" and head in item.fields:
+            elif problem.kind == files.REPEATED_FIELD and head in item.fields:
                 if head not in self.edit(item.slug).fields:
                     self.edit(item.slug).fields[head] = item.fields[head]  # every copy's values (the parser merged them)
                     self._act("merge-repeated-field", item.slug, f"`{head}` written once, with every copy's values")
-            elif problem.kind == "timestamp-format" and head in memory.TIMESTAMP_FIELDS:
+            elif problem.kind == files.TIMESTAMP_FORMAT and head in memory.TIMESTAMP_FIELDS:
                 value = clock.normalise(item.fields.get(head))
                 if value is not None and head not in self.edit(item.slug).fields:
                     self.edit(item.slug).fields[head] = value
@@ -381,17 +386,17 @@ class Plan:
         created = edit.fields.get("created") or clock.normalise(item.fields.get("created"))
         updated = edit.fields.get("updated") or clock.normalise(item.fields.get("updated"))
         if created is None and item.fields.get("created") in (None, ""):
-            created = updated if updated and health.later(file_time, updated) else file_time
+            created = updated if updated and later(file_time, updated) else file_time
             edit.fields["created"] = created
             self._act("fill-timestamp", item.slug, f'created set to "{created}" (the file time)')
         if updated is None and item.fields.get("updated") in (None, "") and created is not None:
-            updated = created if health.later(created, file_time) else file_time
+            updated = created if later(created, file_time) else file_time
             edit.fields["updated"] = updated
             self._act("fill-timestamp", item.slug, f'updated set to "{updated}" (the file time)')
 
-    def _references(self, fixable: list[health.Problem]) -> None:
+    def _references(self, fixable: list[Problem]) -> None:
         for problem in fixable:
-            if problem.kind != "broken-reference" or not problem.slug or not problem.target:
+            if problem.kind != links.BROKEN_REFERENCE or not problem.slug or not problem.target:
                 continue
             old, new = problem.target, self.analysis.aliases[problem.target][0]
             edit = self.edit(problem.slug)
@@ -402,18 +407,18 @@ class Plan:
                 edit.fields["related"] = [new if value == old else value for value in related]  # plain entries
             self._act("repoint-reference", problem.slug, f"[[{old}]] -> [[{new}]] (renamed)")
 
-    def _caches(self, fixable: list[health.Problem]) -> None:
+    def _caches(self, fixable: list[Problem]) -> None:
         for problem in fixable:
             if problem.kind in _CACHE_KINDS and problem.path is not None:
-                self.cache_removals[problem.path] = problem.slug if problem.kind != "cache-orphaned" else None
+                self.cache_removals[problem.path] = problem.slug if problem.kind != caches.CACHE_ORPHANED else None
                 reason = problem.kind.replace("cache-", "").replace("-", " ")
                 self._act("remove-cache", problem.slug, f"removed {problem.path.name} ({reason})", problem.path)
 
-    def _tasks(self, fixable: list[health.Problem]) -> bool:
+    def _tasks(self, fixable: list[Problem]) -> bool:
         """Plan the task store's fixes; whether there are any."""
         found = [problem for problem in fixable if problem.kind in _TASK_KINDS]
         for problem in found:
-            how = ("rebuilt from the task files" if problem.kind == "task-index-drift"
+            how = ("rebuilt from the task files" if problem.kind == tasks.TASK_INDEX_DRIFT
                    else "derived from the ids and statuses")
             self._act("fix-task", None, f"{problem.message}: {how}", problem.path)
         return bool(found)

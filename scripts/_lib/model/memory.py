@@ -246,6 +246,17 @@ def content_of(body: str) -> str:
     return _content_after_heading(body)
 
 
+def summary_of_file(path: Path, width: int = 280) -> str:
+    """The first sentences of a memory file's content, on one line (no YAML parsing); "" when unreadable."""
+    try:
+        body = frontmatter.split(path.read_text(encoding="utf-8")).body
+    except (OSError, UnicodeDecodeError, errors.Error):
+        return ""
+    lines = [line.strip(" -*>\t") for line in content_of(body).splitlines()]
+    flat = " ".join(line for line in lines if line and not line.startswith("#"))
+    return flat if len(flat) <= width else flat[: width - 3].rsplit(" ", 1)[0] + "..."
+
+
 def _content_after_heading(body: str) -> str:
     """The body without its first `# ` heading and the blank line after it."""
     match = _HEADING.search(body)
@@ -421,7 +432,8 @@ def base_slug(title: str, memory_type: str) -> str:
 
 
 def unique_slug(base: str, taken: Callable[[str], bool]) -> str:
-    """`base`, or `base-1`, `base-2`, ... : the first that `taken` says is free (Decision 7)."""
+    """`base`, or `base-1`, `base-2`, ... : the first that `taken` says is free (a slug in use
+    is never overwritten: the new memory gets a numbered one)."""
     if not taken(base):
         return base
     counter = 1

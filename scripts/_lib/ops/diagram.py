@@ -11,6 +11,7 @@ import json
 
 from ..base import errors
 from ..model import graph
+from ..catalog import queries
 from ..catalog.catalog import Catalog, Entry
 
 TYPE_CHECKING = False
@@ -52,8 +53,7 @@ def neighbourhood(catalog: Catalog, slug: str | None, depth: int = 1) -> Subgrap
     if depth < 0 or depth > MAX_DEPTH:
         raise errors.InvalidInput(f"--depth must be between 0 and {MAX_DEPTH}", "e.g. --depth 2")
     if slug is None:
-        order = [row[0] for row in catalog.conn.execute(
-            "SELECT slug FROM docs WHERE slug IN (SELECT slug FROM adjacency) OR type='hub' ORDER BY slug")]
+        order = queries.linked_or_hubs(catalog)
         reached = set(order)
     else:
         if not catalog.has_slug(slug):

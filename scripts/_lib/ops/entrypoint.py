@@ -1,4 +1,4 @@
-"""index.md: the generated entry point of a project's memory (memory-graph seed §7).
+"""index.md: the generated entry point of a project's memory.
 
 Regenerated whenever something it shows changes (decisions, sessions, file summaries,
 tasks). A hand-written part between the manual markers (project context, preferences,
@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 
 from ..base import clock, errors
+from ..base.clock import age
 from ..workspace import layout
-from ..session.injection import INDEX_MD_MARKERS, MANUAL_PLACEHOLDER, age, manual_section, open_tasks
 from ..catalog.catalog import Catalog, Entry, open_catalog, replace_beside
 from ..workspace.scopes import Workspace
 
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from typing import Iterator
 
 INDEX_MD = "index.md"
+INDEX_MD_MARKERS = ("<!-- memory:manual:start -->", "<!-- memory:manual:end -->")
+MANUAL_PLACEHOLDER = ("## Project context\n(What this project is and how the team works: edit this part by hand; "
+                      "the memory plugin keeps it.)")  # index.md's manual part until someone writes it
 SHOWN_TYPES = frozenset({"decision", "session", "file-summary", "hub"})  # a change to these rewrites index.md
 
 
@@ -32,6 +35,30 @@ def _catalogs(workspace: Workspace) -> Iterator[Catalog]:
         with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is not None:
                 yield catalog
+
+
+def manual_section(index_md: str) -> str:
+    """The hand-written part of index.md, between the manual markers."""
+    start, end = INDEX_MD_MARKERS
+    if start in index_md and end in index_md.split(start, 1)[1]:
+        return index_md.split(start, 1)[1].split(end, 1)[0].strip()
+    return ""
+
+
+def open_tasks(workspace: Workspace, limit: int = 6) -> list[str]:
+    """Unfinished leaf tasks of the project's work breakdown, in-progress first."""
+    import json
+
+    try:
+        with open(workspace.project_root / "task-index.json", encoding="utf-8") as handle:
+            entries = json.load(handle).get("tasks", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    items = [entry for entry in entries if isinstance(entry, dict) and entry.get("status") != "done"
+             and not entry.get("children")]
+    items.sort(key=lambda entry: (entry.get("status") != "in-progress", str(entry.get("id"))))
+    return [f"{entry.get('id')} {entry.get('title') or ''} ({entry.get('status')})".replace("  ", " ")
+            for entry in items[:limit]]
 
 
 def render(workspace: Workspace, manual: str) -> str:

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 from ..base import clock, errors, fsutil, redact, schema
 from ..model import frontmatter, graph, memory, predecessor
 from ..workspace import layout
+from ..catalog.catalog import open_catalog
+from ..catalog import queries
 
 FORMAT = "claude-memory-export"
 VERSION = 1
@@ -44,11 +46,10 @@ MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 
 def export(workspace: Workspace, scope: str | None = None) -> dict[str, Any]:
     """The export document of every readable scope (or one)."""
-    from .store import catalog_for
 
     scopes = []
     for target in workspace.readable_scopes(scope):
-        with catalog_for(workspace, target) as catalog:
+        with open_catalog(workspace, target) as catalog:
             if catalog is None:
                 continue
             scopes.append({"scope": target.name, "layout": layout.PREDECESSOR if catalog.predecessor_layout
@@ -75,13 +76,13 @@ def _memories(catalog: Catalog) -> list[dict[str, Any]]:
 def _edges(catalog: Catalog) -> list[dict[str, str]]:
     """Every edge as `memory edges` shows it, and which record declares it."""
     declared_by: dict[tuple[str, str, str], str] = {}
-    for src, dst, label, origin in catalog.conn.execute("SELECT src, dst, label, origin FROM declared"):
+    for src, dst, label, origin in queries.declared_links(catalog):
         if origin == graph.ORIGIN_IMPORTED:  # what a graph.json holds must be carried over, even if a file says it too
             declared_by[(src, dst, label)] = "graph"
         else:
             declared_by.setdefault((src, dst, label or graph.DEFAULT_LABEL), "file")
     edges = []
-    for (slug,) in catalog.conn.execute("SELECT slug FROM adjacency ORDER BY slug"):
+    for slug in queries.linked_slugs(catalog):
         for edge in catalog.edges(slug):
             edges.append({"source": slug, "target": edge.target, "label": edge.label,
                           "declaredBy": declared_by.get((slug, edge.target, edge.label), "derived")})
@@ -261,7 +262,6 @@ class Outcome:
 def import_document(workspace: Workspace, document: dict[str, Any], scope: str | None = None, *,
                     dry_run: bool = False, progress: Callable[[int, int], None] | None = None) -> Outcome:
     """Merge a document's memories, edges and tasks into one scope (the default scope if None)."""
-    from .store import catalog_for
 
     check_document(document)
     target = workspace.scope(scope)
@@ -272,7 +272,7 @@ def import_document(workspace: Workspace, document: dict[str, Any], scope: str |
     if dry_run and not target.exists():
         outcome.added = [item["slug"] for item in items if _check_slug(item, outcome)]
         return outcome
-    with catalog_for(workspace, target, create=not dry_run) as catalog:
+    with open_catalog(workspace, target, create=not dry_run) as catalog:
         assert catalog is not None
         with catalog.locked():
             # Into an empty scope, a store of the earlier plugin keeps its layout: its folders, and

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 from ..base import clock, errors, fsutil
 from ..model import frontmatter, graph, memory, predecessor
 from ..catalog import rollback
-from ..catalog.catalog import Catalog
+from ..catalog import queries
+from ..catalog.catalog import Catalog, open_catalog
+from .lookup import locate
 from ..workspace.scopes import Workspace
 
 DEFAULT_LABEL = graph.DEFAULT_LABEL
@@ -30,23 +32,23 @@ def check_label(label: str, what: str = "label") -> str:
 
 
 def require_same_scope(workspace: Workspace, catalog: Catalog, slug: str) -> None:
-    """Refuse a link to a memory that is missing here or lives in another scope (integrity rule 6)."""
+    """Refuse a link to a memory that is missing here or lives in another scope (links join
+    memories of one scope only)."""
     if not catalog.has_slug(slug):
         refuse_missing(workspace, catalog.scope.name, slug)
 
 
 def refuse_missing(workspace: Workspace, scope_name: str, slug: str) -> None:
     """Raise the error for a link target absent from `scope_name`: cross-scope or not found."""
-    from .store import catalog_for  # local import: store builds on this module
 
     for other in workspace.readable_scopes():
         if other.name == scope_name:
             continue
-        with catalog_for(workspace, other) as elsewhere:
+        with open_catalog(workspace, other) as elsewhere:
             if elsewhere is not None and elsewhere.has_slug(slug):
                 raise errors.InvalidInput(
                     f"cannot link across scopes: {slug!r} is in the {other.name} scope, not {scope_name}",
-                    "links join memories of one scope (data integrity rule 6); move or copy one of them")
+                    "links join memories of one scope only; move or copy one of them")
     raise errors.NotFound(f"no memory {slug!r} in {scope_name} scope", "run `memory list` to see what exists")
 
 
@@ -142,8 +144,7 @@ def add_back_link(catalog: Catalog, target: str, source: str, *, graph_label: st
 def remove_all_links_to(catalog: Catalog, slug: str) -> list[str]:
     """Remove `slug` from the `links` of every memory naming it (and, in a store of the earlier
     plugin, its node and edges from that plugin's graph.json); returns the memories changed."""
-    holders = sorted({src for (src,) in catalog.conn.execute(
-        "SELECT DISTINCT src FROM declared WHERE dst=? AND origin=?", (slug, graph.ORIGIN_LINKS))})
+    holders = queries.linking_to(catalog, slug)
     in_graph_file = catalog.edges_in_graph_file
     if in_graph_file:
         edits = predecessor.GraphEdits()
@@ -179,7 +180,7 @@ class LinkResult:
 
 
 def slug_aliases(slug: str) -> list[str]:
-    """Type-prefixed slugs (Decision 7) that `slug` may mean: auth-hub or auth -> hub-auth, ..."""
+    """Type-prefixed slugs (slugs begin with their type) that `slug` may mean: auth-hub or auth -> hub-auth, ..."""
     words = slug.split("-")
     found: dict[str, None] = {}
     for memory_type in memory.TYPES:
@@ -199,7 +200,6 @@ def resolve(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[
     `auth` for the hub `hub-auth`) is found under its type-prefixed slug when exactly
     one memory matches (with a warning); otherwise the usual not-found error stands.
     """
-    from .store import catalog_for, locate
 
     try:
         found, _ = locate(workspace, slug, scope)
@@ -208,7 +208,7 @@ def resolve(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[
         matches: list[tuple[Any, str]] = []
         candidates = slug_aliases(slug)
         for candidate_scope in workspace.readable_scopes(scope):
-            with catalog_for(workspace, candidate_scope, refresh=False) as catalog:
+            with open_catalog(workspace, candidate_scope, refresh=False) as catalog:
                 if catalog is not None:
                     matches.extend((candidate_scope, alias) for alias in candidates if catalog.has_slug(alias))
         if len({alias for _, alias in matches}) != 1:
@@ -239,13 +239,12 @@ def _link_scope(workspace: Workspace, source: str, target: str, scope: str | Non
 def link(workspace: Workspace, source: str, target: str, *, label: str = DEFAULT_LABEL,
          inverse: str | None = None, scope: str | None = None) -> LinkResult:
     """Create source -label-> target and target -inverse-> source, in both files and graph.json."""
-    from .store import catalog_for
 
     check_label(label)
     if inverse is not None:
         check_label(inverse, "inverse label")
     found, source, target = _link_scope(workspace, source, target, scope)
-    with catalog_for(workspace, found, refresh=False) as catalog:
+    with open_catalog(workspace, found, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked(touching=(source, target)), rollback.all_or_nothing(catalog):
             for slug in (source, target):
@@ -274,12 +273,11 @@ def _with(labels: list[str], label: str) -> list[str]:
 def unlink(workspace: Workspace, source: str, target: str, *, label: str | None = None,
            scope: str | None = None) -> LinkResult:
     """Remove the link(s) between two memories in both directions (one label, or all)."""
-    from .store import catalog_for
 
     if label is not None:
         check_label(label)
     found, source, target = _link_scope(workspace, source, target, scope)
-    with catalog_for(workspace, found, refresh=False) as catalog:
+    with open_catalog(workspace, found, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked(touching=(source, target)), rollback.all_or_nothing(catalog):
             for slug in (source, target):
@@ -304,11 +302,8 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
                 if not keep_backward:
                     set_links(catalog, target, remove=source)
             else:
-                with catalog.transaction() as conn:
-                    conn.execute("DELETE FROM declared WHERE origin=? AND ((src=? AND dst=?) OR (src=? AND dst=?))"
-                                 + (" AND label IN (?, ?)" if label else ""),
-                                 (graph.ORIGIN_IMPORTED, source, target, target, source)
-                                 + ((label, inverse_label) if label else ()))
+                with catalog.transaction():
+                    queries.forget_imported_edges(catalog, source, target, (label, inverse_label) if label else None)
                 set_link_labels(catalog, source, target, keep_forward)
                 set_link_labels(catalog, target, source, keep_backward)
             notes = []
@@ -322,10 +317,9 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
 
 def edges(workspace: Workspace, slug: str, *, scope: str | None = None) -> dict[str, Any]:
     """Every outgoing and incoming edge of `slug` with label, direction and neighbour details."""
-    from .store import catalog_for
 
     found, slug = resolve(workspace, slug, scope)
-    with catalog_for(workspace, found) as catalog:
+    with open_catalog(workspace, found) as catalog:
         assert catalog is not None
         entry = catalog.get(slug)
         if entry is None:

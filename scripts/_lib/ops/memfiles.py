@@ -165,7 +165,8 @@ def read(workspace: Workspace, given: str) -> tuple[MemoryPath, str]:
     except IsADirectoryError:
         raise errors.InvalidInput(f"{target.display} is a directory", "give a file path") from None
     except OSError as exc:
-        raise errors.InvalidInput(f"cannot read {target.display}: {exc.strerror}") from None
+        raise errors.InvalidInput(f"cannot read {target.display}: {exc.strerror}",
+                                  "check the path: `memory file read` takes a file under .claude/memory/") from None
     return target, _decode(raw, target.display)
 
 

@@ -1,4 +1,4 @@
-"""`memory query`: the memory-graph query engine (seed §5) over every readable scope.
+"""`memory query`: the query engine of the memory graph over every readable scope.
 
 Filters (--type, --tag, --status, --since) combine with one selector: --id (one node),
 --related (links, backlinks and tag overlap, ranked), --search (BM25 full text) or
@@ -12,8 +12,8 @@ import time
 from ..base import errors
 from ..model import memory
 from . import store
-from ..session.gotchas import summary
-from ..catalog.catalog import Entry
+from ..catalog.catalog import Entry, open_catalog
+from ..catalog import queries
 from ..workspace.scopes import Workspace
 
 TYPE_CHECKING = False
@@ -37,7 +37,7 @@ class Node:
         entry = self.entry
         data: dict[str, Any] = {"id": entry.slug, "type": entry.type, "title": entry.title, "scope": entry.scope,
                                 "status": entry.status, "tags": entry.tags, "created": entry.created,
-                                "updated": entry.updated, "summary": summary(entry, width=200),
+                                "updated": entry.updated, "summary": memory.summary_of_file(entry.path, width=200),
                                 "path": str(entry.path)}
         if self.score:
             data["score"] = round(self.score, 3)
@@ -83,7 +83,7 @@ def run(workspace: Workspace, *, node_id: str | None = None, related: str | None
 
 def _by_id(workspace: Workspace, slug: str) -> Node:
     found_scope, _ = store.locate(workspace, slug)
-    with store.catalog_for(workspace, found_scope) as catalog:
+    with open_catalog(workspace, found_scope) as catalog:
         entry = catalog.get(slug) if catalog else None
     if entry is None:
         raise errors.NotFound(f"no memory {slug!r}", "run `memory list` to see what exists")
@@ -94,7 +94,7 @@ def _related(workspace: Workspace, slug: str, filters: store.Filters) -> list[No
     """Linked memories first (both directions), then memories sharing tags, ranked."""
     found_scope, _ = store.locate(workspace, slug)
     scores: dict[str, tuple[float, list[str]]] = {}
-    with store.catalog_for(workspace, found_scope) as catalog:
+    with open_catalog(workspace, found_scope) as catalog:
         assert catalog is not None
         origin = catalog.get(slug)
         if origin is None:
@@ -103,8 +103,7 @@ def _related(workspace: Workspace, slug: str, filters: store.Filters) -> list[No
             score, reasons = scores.get(edge.target, (0.0, []))
             scores[edge.target] = (score + LINK_WEIGHT, reasons + [edge.label])
         for tag in origin.tags:
-            for (other,) in catalog.conn.execute(
-                    "SELECT d.slug FROM tags t JOIN docs d ON d.id = t.doc WHERE t.tag=? LIMIT 500", (tag,)):
+            for other in queries.tagged(catalog, tag, 500):
                 if other != slug:
                     score, reasons = scores.get(other, (0.0, []))
                     scores[other] = (score + 1.0, reasons + [f"#{tag}"])
@@ -117,7 +116,7 @@ def _related(workspace: Workspace, slug: str, filters: store.Filters) -> list[No
 
 
 def summary_line(node: Node) -> str:
-    """`[type] title - first sentence` (seed §5 summary format)."""
+    """`[type] title - first sentence`: how query results summarise a memory."""
     entry = node.entry
-    gist = summary(entry, width=140)
+    gist = memory.summary_of_file(entry.path, width=140)
     return f"[{entry.type}] {entry.title}" + (f" - {gist}" if gist else "") + f"  ({entry.slug}, {entry.scope})"

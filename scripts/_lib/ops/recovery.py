@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 from ..base import errors, fsutil
 from ..model import memory
 from ..catalog.journal import CHANGED, DELETED, TRASHED
+from ..catalog.journal import of as journal_of
 
 
 class Restored:
@@ -35,7 +36,7 @@ def _scopes(workspace: Workspace, scope: str | None) -> list[Scope]:
 
 def kept(workspace: Workspace, scope: str | None = None) -> list[tuple[str, Kept]]:
     """(scope, kept memory) for everything the journal keeps: the trash and what went missing."""
-    journal = workspace.journal()
+    journal = journal_of(workspace)
     return [(target.name, item) for target in _scopes(workspace, scope) for item in journal.kept(target.root)]
 
 
@@ -43,7 +44,7 @@ def restore(workspace: Workspace, slug: str | None = None, *, scope: str | None 
             dry_run: bool = False) -> list[Restored]:
     """Bring back `slug` (the newest copy the journal keeps: trashed, deleted or changed outside the
     tool), or with no slug every memory deleted outside the tool whose place is free."""
-    journal = workspace.journal()
+    journal = journal_of(workspace)
     chosen: list[tuple[Scope, Kept]] = []
     for target in _scopes(workspace, scope):
         if slug is not None:
@@ -102,7 +103,7 @@ def _restore_one(workspace: Workspace, journal: Any, target: Scope, item: Kept) 
 
 def purge(workspace: Workspace, slugs: list[str], *, scope: str | None = None) -> int:
     """Forget trashed memories for good: the given slugs, or with none the whole trash."""
-    journal = workspace.journal()
+    journal = journal_of(workspace)
     gone = []
     for target in _scopes(workspace, scope):
         for item in journal.kept(target.root, kinds=(TRASHED,)):

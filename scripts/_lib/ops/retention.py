@@ -1,4 +1,4 @@
-"""Retention of automatically captured memories (memory-graph seed §8 `retention`).
+"""Retention of automatically captured memories (config `retention`).
 
 Only memories the plugin captured itself (`source: capture`: file summaries, subagent
 findings, session notes) are ever archived or removed; decisions, learnings, gotchas
@@ -16,6 +16,7 @@ import datetime as _dt
 
 from ..base import clock, errors
 from . import store
+from ..catalog.catalog import open_catalog
 from ..workspace.scopes import Workspace
 
 TYPE_CHECKING = False
@@ -44,7 +45,7 @@ def plan(workspace: Workspace, scope: str | None = None) -> list[Action]:
     for target in workspace.readable_scopes(scope):
         if target.name == "enterprise" or not target.root_writable:
             continue
-        with store.catalog_for(workspace, target) as catalog:
+        with open_catalog(workspace, target) as catalog:
             if catalog is None:
                 continue
             captured = [entry for entry in catalog.entries(order="updated") if entry.extra.get("source") == "capture"]

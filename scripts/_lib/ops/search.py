@@ -34,9 +34,9 @@ def rank(catalog: Catalog, query: str, *, limit: int | None = None,
     so common they cannot tell memories apart, which keeps per-prompt lookups fast.
     """
     terms = text.query_terms(query)
-    ranked = bm25.rank(catalog.conn, terms, limit=limit, max_df=max_df)
+    ranked = bm25.rank(catalog, terms, limit=limit, max_df=max_df)
     if catalog.verify_slugs([slug for slug, _ in ranked[:limit or VERIFIED]]):  # one was edited by hand
-        ranked = bm25.rank(catalog.conn, terms, limit=limit, max_df=max_df)
+        ranked = bm25.rank(catalog, terms, limit=limit, max_df=max_df)
     return ranked
 
 

@@ -18,63 +18,17 @@ if TYPE_CHECKING:
     from . import search
 
 from ..base import clock, errors, redact
-from ..vectors import embedder as embed
-from ..model import frontmatter, memory
+from ..model import anchors, frontmatter, memory
 from ..workspace import layout
 from . import links
+from .lookup import check_slug_argument, locate, not_found, report_problems
 from ..catalog import rollback
+from ..catalog.queries import DATABASE_ERRORS
 from ..catalog.catalog import NOT_MEMORIES, Catalog, Entry, Problem, open_catalog
 from ..workspace.scopes import Scope, Workspace, prepare_for_write
 
 SORT_KEYS = ("updated", "created", "title", "slug", "type", "scope")
 RESERVED_FIELDS = ("type", "tags", "created", "updated", "links", memory.LABELS_FIELD, "title")
-
-
-# -- opening scopes -----------------------------------------------------------------------
-
-catalog_for = open_catalog  # the scope's catalog, up to date with its files (see index.open_catalog)
-
-
-def _report_problems(workspace: Workspace, problems: Iterable[Problem]) -> None:
-    for problem in problems:
-        workspace.warn(f"skipping broken memory file {problem.path}: {problem.message}")
-
-
-def _check_slug_argument(slug: str) -> str:
-    return memory.check_lookup_slug(slug.strip() if isinstance(slug, str) else slug)
-
-
-def locate(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[Scope, Path]:
-    """Find which scope holds `slug` (enterprise -> local -> project -> global) and its file."""
-    _check_slug_argument(slug)
-    scopes = workspace.readable_scopes(scope)
-    flat = f"{slug}.md"
-    for candidate in scopes:  # fast path: the flat file named after the slug (index.md is no memory)
-        path = candidate.root / flat
-        if flat.lower() not in NOT_MEMORIES and path.is_file():
-            return candidate, path
-    for candidate in scopes:  # memory-graph layouts (nodes/<kind>/...) and ids that differ from file names
-        with catalog_for(workspace, candidate) as catalog:
-            entry = catalog.get(slug) if catalog else None
-            if entry:
-                return candidate, entry.path
-    raise _not_found(workspace, slug, scopes)
-
-
-def _not_found(workspace: Workspace, slug: str, scopes: list[Scope]) -> errors.NotFound:
-    known: set[str] = set()
-    for candidate in scopes:
-        with catalog_for(workspace, candidate, refresh=False) as catalog:
-            if catalog:
-                known |= catalog.slugs()
-    import difflib  # only on the error path
-
-    close = difflib.get_close_matches(slug, sorted(known), n=3, cutoff=0.5)
-    if not close:
-        close = [known_slug for known_slug in sorted(known) if slug in known_slug][:3]
-    where = scopes[0].name + " scope" if len(scopes) == 1 else "any scope"
-    hint = ("did you mean: " + ", ".join(close)) if close else "run `memory list` to see what exists"
-    return errors.NotFound(f"no memory {slug!r} in {where}", hint)
 
 
 def _read(path: Path, scope: Scope, slug: str) -> memory.Memory:
@@ -135,7 +89,7 @@ def validate_new(new: NewMemory) -> NewMemory:
     created, updated = memory.check_timestamps(new.created or new.updated or now, new.updated or new.created or now)
     if new.created and not new.updated:
         updated = max(updated, created)
-    link_targets = [_check_slug_argument(target) for target in dict.fromkeys(new.links) if target]
+    link_targets = [check_slug_argument(target) for target in dict.fromkeys(new.links) if target]
     status = new.fields.get("status")
     if status is not None and status not in memory.STATUSES:
         raise errors.InvalidInput(f"unknown status {status!r}", "use one of: " + ", ".join(memory.STATUSES))
@@ -194,14 +148,14 @@ def new_memory_path(catalog: Catalog, slug: str, memory_type: str) -> Path:
 
 
 def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> memory.Memory:
-    """Create a memory (FR-001, FR-005); links in `new.links` are made in both directions."""
+    """Create a memory (validated, secrets redacted, slug made unique); links in `new.links` are made in both directions."""
     new = validate_new(_redacted(workspace, new))
     _refuse_secret_names(new.tags, new.slug)
     target_scope = workspace.scope(scope)
     if new.links and not target_scope.exists():  # refuse before creating the scope's directory
         links.refuse_missing(workspace, target_scope.name, new.links[0])
     superseded = new.fields.get("supersedes")
-    with catalog_for(workspace, target_scope, create=True, refresh=False) as catalog:
+    with open_catalog(workspace, target_scope, create=True, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked(touching=[*new.links, *([str(superseded)] if superseded is not None else [])]), \
                 rollback.all_or_nothing(catalog):
@@ -221,9 +175,10 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
             if slug in new.links:
                 raise errors.InvalidInput("a memory cannot link to itself", "remove its own slug from --links")
             if superseded is not None:
-                links.require_same_scope(workspace, catalog, _check_slug_argument(str(superseded)))
+                links.require_same_scope(workspace, catalog, check_slug_argument(str(superseded)))
             adopted = catalog.predecessor_layout
             path = new_memory_path(catalog, slug, new.type or memory.DEFAULT_TYPE)
+            new.fields = with_anchors(workspace, target_scope.name, new.fields, new.content)
             text, fields = render_new(new, slug=slug if adopted else None, scope=target_scope.name if adopted else None)
             rollback.write(path, text)
             created = memory.parse(text, path, target_scope.name, fields=fields)
@@ -236,9 +191,16 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
             if superseded is not None:
                 created = _supersede(catalog, created, str(superseded))
             catalog.export()
-        embed.after_change(workspace, catalog, [slug])  # outside the lock: a model never holds up writers
+        _embed_after_change(workspace, catalog, slug)
     _refresh_entrypoint(workspace, target_scope.name, {created.type, "decision" if superseded else ""})
     return created
+
+
+def _embed_after_change(workspace: Workspace, catalog: Catalog, slug: str) -> None:
+    """Embed a memory just written, outside the lock: a model never holds up writers."""
+    from ..vectors import backfill  # only after a write: the capture hooks import this module
+
+    backfill.after_change(workspace, catalog, [slug])
 
 
 def _redacted(workspace: Workspace, new: NewMemory) -> NewMemory:
@@ -290,26 +252,24 @@ def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Me
     _repair_index_on_read(workspace, found_scope, path)
     item = _read(path, found_scope, slug)
     if item.slug != slug:  # the flat file's id says otherwise: look it up by id
-        with catalog_for(workspace, found_scope) as catalog:
+        with open_catalog(workspace, found_scope) as catalog:
             entry = catalog.get(slug) if catalog else None
         if entry is None:
-            raise _not_found(workspace, slug, workspace.readable_scopes(scope))
+            raise not_found(workspace, slug, workspace.readable_scopes(scope))
         item = _read(entry.path, found_scope, slug)
     return item
 
 
 def _repair_index_on_read(workspace: Workspace, scope: Scope, path: Path) -> None:
     """Bring the scope's catalog, index.json and graph.json up to date when a read finds them
-    stale (a hand-added, hand-edited or hand-deleted file, a damaged export): the Edge Case
-    "auto-rebuild index entry on access". Never stops the read itself."""
-    import sqlite3
-
+    stale (a hand-added, hand-edited or hand-deleted file, a damaged export): reading a memory repairs its
+    index entry. Never stops the read itself."""
     try:
         relpath = path.relative_to(scope.root).as_posix()
     except ValueError:
         return
-    with contextlib.suppress(OSError, sqlite3.Error, errors.Error):
-        with catalog_for(workspace, scope, refresh=False) as catalog:
+    with contextlib.suppress(OSError, *DATABASE_ERRORS, errors.Error):
+        with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is not None:
                 catalog.refresh_if_stale(relpath)
 
@@ -322,14 +282,15 @@ class Changes:
     def __init__(self, title: str | None = None, content: str | None = None, append: str | None = None,
                  tags: list[str] | str | None = None, add_tags: list[str] | str | None = None,
                  remove_tags: list[str] | str | None = None, type: str | None = None,
-                 fields: dict[str, Any] | None = None) -> None:
+                 fields: dict[str, Any] | None = None, reanchor: bool = False) -> None:
         self.title, self.content, self.append, self.type = title, content, append, type
         self.tags, self.add_tags, self.remove_tags = tags, add_tags, remove_tags
         self.fields = fields or {}  # extra frontmatter to set (None removes a field)
+        self.reanchor = reanchor  # accept the current code: record every anchor afresh
 
     def empty(self) -> bool:
         return all(value is None for value in (self.title, self.content, self.append, self.tags, self.add_tags,
-                                               self.remove_tags, self.type)) and not self.fields
+                                               self.remove_tags, self.type)) and not self.fields and not self.reanchor
 
 
 def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None = None) -> memory.Memory:
@@ -345,18 +306,19 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
     changes.fields = redact.clean_values(workspace, changes.fields)
     _refuse_secret_names(memory.parse_tags(changes.tags) + memory.parse_tags(changes.add_tags))
     found_scope, _ = locate(workspace, slug, scope)
-    with catalog_for(workspace, found_scope, refresh=False) as catalog:
+    with open_catalog(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked(touching=[slug]), rollback.all_or_nothing(catalog):
             entry = catalog.get(slug)
             if entry is None:
-                raise _not_found(workspace, slug, [found_scope])
+                raise not_found(workspace, slug, [found_scope])
             current = _read(entry.path, found_scope, slug)
-            updated = _apply_changes(current, changes)
+            fields, body = _apply_changes(current, changes)
+            fields = _reanchored(workspace, found_scope.name, current, fields, body, changes.reanchor)
             links.drop_embedding(catalog, slug)
-            rewritten = _write_existing(catalog, current, *updated)
+            rewritten = _write_existing(catalog, current, fields, body)
             catalog.export()
-        embed.after_change(workspace, catalog, [slug])  # outside the lock: a model never holds up writers
+        _embed_after_change(workspace, catalog, slug)
     _refresh_entrypoint(workspace, found_scope.name, {current.type, rewritten.type})
     return rewritten
 
@@ -407,6 +369,32 @@ def _apply_changes(current: memory.Memory, changes: Changes) -> tuple[dict[str, 
     return fields, body
 
 
+def with_anchors(workspace: Workspace, scope_name: str, fields: dict[str, Any], content: str,
+                 keep: Iterable[anchors.Anchor] = ()) -> dict[str, Any]:
+    """`fields` with the memory's code anchors recorded (see model/anchors.py) as the last field;
+    without them when it names no project file. Only project and local memories are anchored."""
+    fields = {key: value for key, value in fields.items() if key != anchors.FIELD}
+    if scope_name in ("project", "local") and not workspace.project_is_global:
+        lines = anchors.record(workspace.project_dir, fields, content, keep=keep)
+        if lines:
+            fields[anchors.FIELD] = lines
+    return fields
+
+
+def _reanchored(workspace: Workspace, scope_name: str, current: memory.Memory, changes: dict[str, Any], body: str,
+                reanchor: bool) -> dict[str, Any]:
+    """The frontmatter changes of an update with the anchors brought up to date: anchors the
+    memory had keep their recorded ids unless `reanchor` (accepting the code as it is now)."""
+    merged = {key: value for key, value in {**current.fields, **changes}.items() if value is not frontmatter.DELETE}
+    kept = [] if reanchor else anchors.parse(current.fields.get(anchors.FIELD))
+    recorded = with_anchors(workspace, scope_name, merged, body, kept).get(anchors.FIELD)
+    if recorded and recorded != current.fields.get(anchors.FIELD):
+        return {**changes, anchors.FIELD: recorded}
+    if not recorded and anchors.FIELD in current.fields:
+        return {**changes, anchors.FIELD: frontmatter.DELETE}
+    return changes
+
+
 def _body_with(body: str, title: str, content: str) -> str:
     """Replace the title heading and the content of a body, keeping anything before the heading."""
     heading = memory._HEADING.search(body)
@@ -442,12 +430,12 @@ class Deletion:
 def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletion:
     """Remove a memory, its index entry, every edge to or from it, and its embedding cache."""
     found_scope, _ = locate(workspace, slug, scope)
-    with catalog_for(workspace, found_scope, refresh=False) as catalog:
+    with open_catalog(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None
         with catalog.locked(), rollback.all_or_nothing(catalog):
             entry = catalog.get(slug)
             if entry is None:
-                raise _not_found(workspace, slug, [found_scope])
+                raise not_found(workspace, slug, [found_scope])
             try:
                 unlinked = links.remove_all_links_to(catalog, slug)
             except errors.NoSpace as exc:  # deleting is how a full disk gets room: do it, say what is left
@@ -501,7 +489,7 @@ def check_filters(filters: Filters, workspace: Workspace | None = None) -> Filte
 
 def _type_in_use(workspace: Workspace, memory_type: str, scope: str | None) -> bool:
     for target in workspace.readable_scopes(scope):
-        with catalog_for(workspace, target, refresh=False) as catalog:
+        with open_catalog(workspace, target, refresh=False) as catalog:
             if catalog is not None and catalog.has_type(memory_type):
                 return True
     return False
@@ -517,10 +505,10 @@ def visible_entries(workspace: Workspace, filters: Filters, *, order: str = "slu
     found: list[Entry] = []
     since = clock.to_iso(filters.since) if filters.since else None
     for scope in workspace.readable_scopes(filters.scope):
-        with catalog_for(workspace, scope) as catalog:
+        with open_catalog(workspace, scope) as catalog:
             if catalog is None:
                 continue
-            _report_problems(workspace, catalog.problems())
+            report_problems(workspace, catalog.problems())
             found += catalog.entries(types=filters.types, tag=filters.tag, status=filters.status, since=since,
                                      order=order, descending=descending, limit=limit)
     return found
@@ -548,10 +536,10 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
         raise errors.InvalidInput("empty search query", 'give some words to look for, e.g. memory search "oauth token"')
     hits: list[search.Hit] = []
     for scope in workspace.readable_scopes(filters.scope):
-        with catalog_for(workspace, scope) as catalog:
+        with open_catalog(workspace, scope) as catalog:
             if catalog is None:
                 continue
-            _report_problems(workspace, catalog.problems())
+            report_problems(workspace, catalog.problems())
             kept = 0
             filtered = filters.types or filters.tag or filters.since or filters.status
             for slug, score in search.rank(catalog, query, limit=None if filtered else limit):
@@ -583,7 +571,7 @@ def reindex(workspace: Workspace, scope: str | None = None) -> list[Reindexed]:
     """Rebuild the catalog, index.json and graph.json of each scope from its files."""
     results = []
     for target in workspace.readable_scopes(scope):
-        with catalog_for(workspace, target, refresh=False) as catalog:
+        with open_catalog(workspace, target, refresh=False) as catalog:
             if catalog is None:
                 continue
             catalog.rebuild()

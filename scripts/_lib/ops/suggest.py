@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from . import search
+from ..catalog import queries
 from ..catalog.catalog import Catalog, Entry
 
 TYPE_CHECKING = False
@@ -49,18 +50,14 @@ class Suggestion:
 
 def _distinctive_terms(catalog: Catalog, slug: str) -> list[str]:
     """The memory's words ranked by tf-idf, best first."""
-    conn = catalog.conn
-    row = conn.execute("SELECT id FROM docs WHERE slug=?", (slug,)).fetchone()
-    if row is None:
+    frequencies = queries.term_frequencies(catalog, slug)
+    if frequencies is None:
         return []
-    count = conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0] or 1
+    count = queries.count(catalog) or 1
     weighted = []
-    terms = conn.execute("SELECT terms FROM docs WHERE id=?", (row[0],)).fetchone()[0].split()
-    for term in terms:
-        tf_row = conn.execute("SELECT tf FROM postings WHERE term=? AND doc=?", (term, row[0])).fetchone()
-        df = conn.execute("SELECT COUNT(*) FROM postings WHERE term=?", (term,)).fetchone()[0]
-        if tf_row and df:
-            weighted.append((tf_row[0] * math.log(1 + count / df), term))
+    for term, tf, df in frequencies:
+        if tf and df:
+            weighted.append((tf * math.log(1 + count / df), term))
     weighted.sort(reverse=True)
     return [term for _, term in weighted[:QUERY_TERMS]]
 
@@ -89,7 +86,7 @@ def _label_for(source: Entry, target: Entry, similarity: float) -> str:
 
 def cached_similarity(catalog: Catalog, slugs: list[str]) -> dict[str, dict[str, float]]:
     """slug -> {neighbour: cosine} for `slugs`, from the embedding cache only (never the provider)."""
-    if not catalog.conn.execute("SELECT 1 FROM docs WHERE has_embedding=1 LIMIT 1").fetchone():
+    if not queries.any_embedding(catalog):
         return {}
     from ..vectors import semantic  # only when some memory has a cached embedding
 
@@ -110,9 +107,7 @@ def suggest(catalog: Catalog, slug: str | None = None, *, limit: int = 10,
     if slug is not None:
         sources = [slug]
     else:  # the least connected memories first: that is where links are missing
-        sources = [row[0] for row in catalog.conn.execute(
-            "SELECT d.slug FROM docs d LEFT JOIN (SELECT src, COUNT(*) AS n FROM declared GROUP BY src) c "
-            "ON c.src = d.slug ORDER BY COALESCE(c.n, 0), d.updated DESC LIMIT ?", (SWEEP_LIMIT,))]
+        sources = queries.least_linked(catalog, SWEEP_LIMIT)
     near = cached_similarity(catalog, sources) if embeddings else {}
     found: dict[frozenset[str], Suggestion] = {}
     for source_slug in sources:
@@ -124,8 +119,7 @@ def suggest(catalog: Catalog, slug: str | None = None, *, limit: int = 10,
         vectors = near.get(source_slug, {})
         candidates = set(text) | set(vectors)
         if slug is not None:  # a single memory: tag overlap alone may propose a link
-            candidates |= {row[0] for tag in source.tags for row in catalog.conn.execute(
-                "SELECT d.slug FROM tags t JOIN docs d ON d.id = t.doc WHERE t.tag=? LIMIT 200", (tag,))}
+            candidates |= {other for tag in source.tags for other in queries.tagged(catalog, tag, 200)}
         for other_slug in candidates - linked:
             pair = frozenset((source_slug, other_slug))
             if pair in found:

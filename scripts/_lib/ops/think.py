@@ -1,4 +1,4 @@
-"""`memory think`: a structured deliberation whose conclusion becomes a decision memory (FR-032).
+"""`memory think`: a structured deliberation whose conclusion becomes a decision memory.
 
 The deliberation (question, options with pros and cons) is kept as an artifact memory
 tagged `deliberation`; the conclusion becomes a decision memory with its rationale,

@@ -44,7 +44,7 @@ import os
 import re
 
 from . import shellsyntax
-from .guard import expand_user, inside, memory_directories
+from .protected import expand_user, inside, memory_directories
 from .shellsyntax import SUB, TEXT, VAR
 
 TYPE_CHECKING = False

@@ -12,10 +12,13 @@ from __future__ import annotations
 import os
 import re
 
-from ..base import errors, text
-from ..model import frontmatter, memory
+from ..base import text
+from ..base.globs import glob_match
+from ..model import memory
+from ..catalog import queries
 from ..catalog.catalog import Catalog, Entry, open_catalog
 from ..workspace.scopes import Workspace
+from . import codestate, output
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,36 +72,6 @@ def relative_path(path: str, project_dir: str) -> str:
     return absolute.replace(os.sep, "/")
 
 
-def glob_match(pattern: str, path: str) -> bool:
-    """Gitignore-like globs: `*` within a segment, `**` across segments, a bare name anywhere."""
-    pattern = pattern.strip().lstrip("./") if not pattern.startswith("/") else pattern.strip()
-    if not pattern:
-        return False
-    if "/" not in pattern.rstrip("/"):
-        pattern = "**/" + pattern
-    if pattern.endswith("/"):
-        pattern += "**"
-    regex = ""
-    index = 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            regex += "(?:.*/)?"
-            index += 3
-        elif pattern.startswith("**", index):
-            regex += ".*"
-            index += 2
-        elif pattern[index] == "*":
-            regex += "[^/]*"
-            index += 1
-        elif pattern[index] == "?":
-            regex += "[^/]"
-            index += 1
-        else:
-            regex += re.escape(pattern[index])
-            index += 1
-    return re.fullmatch(regex, path.lstrip("/")) is not None or re.fullmatch(regex, path) is not None
-
-
 def path_signals(relpath: str) -> tuple[set[str], set[str], set[str], set[str]]:
     """(directory names, file names, words, languages) that a tag may match."""
     parts = [part for part in relpath.split("/") if part and part not in (".", "..")]
@@ -136,14 +109,11 @@ def _candidates(workspace: Workspace) -> Iterator[list[Candidate]]:
                 continue
             catalog.refresh_if_moved()
             found: dict[int, Candidate] = {}
-            for table, column in (("tags", "tag"), ("globs", "pattern")):
-                for doc, value, severity in catalog.conn.execute(
-                        f"SELECT x.doc, x.{column}, json_extract(d.extra, '$.severity') FROM docs d "
-                        f"JOIN {table} x ON x.doc = d.id WHERE d.type = 'gotcha' AND d.status = 'active'"):
-                    candidate = found.get(doc)
-                    if candidate is None:
-                        candidate = found[doc] = Candidate(catalog, doc, severity)
-                    (candidate.tags if table == "tags" else candidate.patterns).append(value)
+            for table, doc, value, severity in queries.active_gotcha_rules(catalog):
+                candidate = found.get(doc)
+                if candidate is None:
+                    candidate = found[doc] = Candidate(catalog, doc, severity)
+                (candidate.tags if table == "tags" else candidate.patterns).append(value)
             yield list(found.values())
 
 
@@ -248,7 +218,7 @@ MIN_ERROR_OVERLAP = 3  # distinct informative words an error shares with a gotch
 def for_command(workspace: Workspace, command: str, output: str = "", *, limit: int = 3,
                 exclude: Iterable[str] = ()) -> list[Match]:
     """The gotchas most relevant to a shell command and the errors in its output."""
-    from .guard import protected_scope
+    from .protected import protected_scope
 
     programs, paths = command_signals(command)
     paths = [path for path in paths if protected_scope(workspace, path, str(workspace.cwd)) is None]  # memory files
@@ -277,9 +247,7 @@ def for_command(workspace: Workspace, command: str, output: str = "", *, limit: 
             return
         words = sorted(error_words)[:200]
         shared_by_doc: dict[int, set[str]] = {}
-        for doc, term in catalog.conn.execute(
-                f"SELECT p.doc, p.term FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term IN "
-                f"({', '.join('?' * len(words))}) AND d.type = 'gotcha' AND d.status = 'active'", words):
+        for doc, term in queries.active_gotchas_holding(catalog, words):
             shared_by_doc.setdefault(doc, set()).add(term)
         for doc, shared in shared_by_doc.items():
             if len(shared) >= min(MIN_ERROR_OVERLAP, len(error_words)):
@@ -295,25 +263,49 @@ def _best(matches: list[Match], limit: int) -> list[Match]:
     return matches[:limit]
 
 
-def summary(entry: Entry, width: int = 280) -> str:
-    """The first sentences of a gotcha's content, on one line (no YAML parsing)."""
-    try:
-        body = frontmatter.split(entry.path.read_text(encoding="utf-8")).body
-    except (OSError, UnicodeDecodeError, errors.Error):
-        return ""
-    lines = [line.strip(" -*>\t") for line in memory.content_of(body).splitlines()]
-    flat = " ".join(line for line in lines if line and not line.startswith("#"))
-    return flat if len(flat) <= width else flat[: width - 3].rsplit(" ", 1)[0] + "..."
+def format_warnings(matches: list[Match], subject: str, states: dict[str, str] | None = None,
+                    more: str | None = None) -> str:
+    """The text injected into Claude's context (and printed by `memory gotchas`): with `more`, the
+    command that shows them all, within the hooks' character limit (what does not fit is named)."""
+    return _warnings(matches, subject, states, more)[0]
 
 
-def format_warnings(matches: list[Match], subject: str) -> str:
-    """The text injected into Claude's context (and printed by `memory gotchas`)."""
+def _warnings(matches: list[Match], subject: str, states: dict[str, str] | None,
+              more: str | None) -> tuple[str, int]:
+    """(format_warnings' text, how many of `matches` it shows)."""
     lines = [f"Known gotchas for {subject} (from memory; `memory read <slug>` for details):"]
-    for match in matches:
+    left_out: list[tuple[int, str]] = []
+    used = len(lines[0])
+    for index, match in enumerate(matches):
         entry = match.entry
-        lines.append(f"- {entry.title} [{entry.slug}, {entry.scope}]")
-        detail = summary(entry)
+        block = [f"- {entry.title} [{entry.slug}, {entry.scope}]{codestate.mark(entry, states or {})}"]
+        detail = memory.summary_of_file(entry.path)
         if detail:
-            lines.append(f"  {detail}")
-    return "\n".join(lines)
+            block.append(f"  {detail}")
+        size = sum(len(line) + 1 for line in block)
+        if more is not None and used + size > output.HARD_LIMIT - len(more) - 20:
+            left_out.append((len(matches) - index, more))
+            break
+        lines += block
+        used += size
+    shown = len(matches) - sum(count for count, _ in left_out)
+    if more is None:
+        return "\n".join(lines), shown
+    return output.fit(lines, left_out, lambda text: len(text) <= output.HARD_LIMIT), shown
 
+
+def warnings_once(workspace: Workspace, session_state: dict[str, Any],
+                  find: Callable[[list[str]], list[Match]], subject: str, more: str) -> str:
+    """What a hook injects for the gotchas `find(already shown)` returns, each once per session:
+    advice for those whose code is there (marked when it changed since), a notice for those whose
+    code is gone. `more` is the command that lists them all."""
+    shown = session_state.setdefault("gotchas", [])
+    matches = find(shown)
+    found = codestate.states(workspace, [match.entry for match in matches])
+    advice = [match for match in matches if not codestate.is_gone(match.entry, found)]
+    gone = [match.entry for match in matches if codestate.is_gone(match.entry, found)]
+    text, count = _warnings(advice, subject, found, more) if advice else ("", 0)
+    shown.extend(match.entry.slug for match in advice[:count])  # those left out may come next time
+    shown.extend(entry.slug for entry in gone)
+    notice = codestate.obsolete_notice(gone, session_state)
+    return "\n\n".join(part for part in (text, "\n".join(notice)) if part)

@@ -11,8 +11,7 @@ holding one (the rules are in bashguard, imported only for a Bash call: the hook
 
 from __future__ import annotations
 
-import os
-import re
+from .protected import protected_scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,45 +19,13 @@ if TYPE_CHECKING:
 
     from ..workspace.scopes import Workspace
 
+__all__ = ["FILE_TOOLS", "HINT", "check", "protected_scope"]
+
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 HINT = ("memory files are managed by the memory plugin: use `memory write` and `memory update` to change them, "
         "`memory delete SLUG` or `memory update SLUG --status archived` to retire one (`memory task ...`, "
         "`memory file write` for task files, `memory config` for settings), so validation, the index and the "
         "graph stay right; what is deleted can be brought back with `memory restore SLUG` or `memory restore --all`")
-
-
-def memory_directories(workspace: Workspace) -> list[tuple[str, str]]:
-    """(scope name, directory) for every scope this session could write to, as absolute paths."""
-    directories = [("global", str(workspace.global_root)), ("project", str(workspace.project_root))]
-    enterprise = workspace.env.get("CLAUDE_MEMORY_ENTERPRISE_PATH", "").strip()
-    if enterprise:
-        directories.append(("enterprise", expand_user(enterprise, workspace.env)))
-    return [(name, os.path.abspath(directory)) for name, directory in directories]
-
-
-def protected_scope(workspace: Workspace, path: str, cwd: str) -> str | None:
-    """The scope whose memory directory `path` is in (symlinks resolved), else None."""
-    candidate = os.path.abspath(os.path.join(cwd, expand_user(path, workspace.env)))
-    forms = {candidate, os.path.realpath(candidate)}
-    for name, directory in memory_directories(workspace):
-        roots = {directory, os.path.realpath(directory)}
-        for form in forms:
-            for root in roots:
-                if inside(form, root):
-                    return "local" if name == "project" and inside(form, os.path.join(root, "local")) else name
-    return None
-
-
-def inside(path: str, root: str) -> bool:
-    """Whether `path` is `root` or below it (both absolute and normalised)."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def expand_user(path: str, env: Any) -> str:
-    """`~`, `$VAR` and `${VAR}` as the shell would expand them in this environment."""
-    if path == "~" or path.startswith("~/"):
-        path = env.get("HOME", os.path.expanduser("~")) + path[1:]
-    return re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda match: env.get(match.group(1), match.group(0)), path)
 
 
 def check(workspace: Workspace, tool_name: str, tool_input: dict[str, Any], cwd: str) -> str | None:

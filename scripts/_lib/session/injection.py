@@ -11,14 +11,19 @@ from __future__ import annotations
 import math
 import re
 
-from ..base import clock, fsutil, text
+from ..base import fsutil, text
+from ..model import memory
+from ..catalog import queries
+from ..base.clock import age
 from ..ops import search
+from ..ops.entrypoint import MANUAL_PLACEHOLDER, manual_section
 from ..catalog.catalog import Catalog, Entry, open_catalog
 from ..workspace.scopes import Workspace
+from . import codestate, output
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterable
+    from typing import Iterable
 
 PRIORITY_TYPES = ("decision", "gotcha", "hub", "learning", "artifact", "breadcrumb", "discovery", "file-summary",
                   "error", "task", "session")
@@ -28,46 +33,38 @@ COMMON_WORD_SHARE = 0.5  # a prompt word in more than half of the memories does 
 PROMPT_FILLER = frozenset("ok okay yes yeah yep nope sure please thanks thank hi hello hey great good cool nice "
                           "lgtm continue proceed ahead next again now just let lets alright fine done".split())
 _FILLER_PHRASES = re.compile(r"\b(go ahead|let'?s go|sounds good|looks good|thank you|what'?s next)\b")
-INDEX_MD_MARKERS = ("<!-- memory:manual:start -->", "<!-- memory:manual:end -->")
-MANUAL_PLACEHOLDER = ("## Project context\n(What this project is and how the team works: edit this part by hand; "
-                      "the memory plugin keeps it.)")  # index.md's manual part until someone writes it
-
-
-def age(timestamp: str, now: Any = None) -> str:
-    """`today`, `yesterday`, `5 days ago`, `3 months ago`..."""
-    moment = clock.parse(timestamp)
-    if moment is None:
-        return "age unknown"
-    days = ((now or clock.now()) - moment).days
-    if days <= 0:
-        return "today"
-    if days == 1:
-        return "yesterday"
-    if days < 60:
-        return f"{days} days ago"
-    if days < 730:
-        return f"{days // 30} months ago"
-    return f"{days // 365} years ago"
 
 
 class Budget:
-    """Collects lines until the token budget would be exceeded."""
+    """Collects lines until the token budget, or the hooks' hard character limit, would be
+    exceeded; the text ends with what was left out and the command that shows it."""
 
     def __init__(self, tokens: int) -> None:
         self.tokens = max(tokens, 0)
         self.lines: list[str] = []
         self.used = 0
+        self.chars = 0
+        self.left_out: list[tuple[int, str]] = []
 
     def add(self, line: str) -> bool:
         cost = text.estimate_tokens(line + "\n")
-        if self.used + cost > self.tokens:
+        if self.used + cost > self.tokens or self.chars + len(line) + 1 > output.HARD_LIMIT:
             return False
         self.lines.append(line)
         self.used += cost
+        self.chars += len(line) + 1
         return True
 
+    def leave_out(self, count: int, command: str) -> None:
+        """`count` items did not fit; `command` shows them."""
+        if count > 0:
+            self.left_out.append((count, command))
+
+    def fits(self, candidate: str) -> bool:
+        return text.estimate_tokens(candidate) <= self.tokens and len(candidate) <= output.HARD_LIMIT
+
     def text(self) -> str:
-        return "\n".join(self.lines)
+        return output.fit(self.lines, self.left_out, self.fits)
 
 
 def _catalogs(workspace: Workspace) -> Iterable[Catalog]:
@@ -84,16 +81,15 @@ def _active(entries: Iterable[Entry]) -> list[Entry]:
 
 # -- session start ----------------------------------------------------------------------------
 
-def manual_section(index_md: str) -> str:
-    """The hand-written part of index.md, between the manual markers."""
-    start, end = INDEX_MD_MARKERS
-    if start in index_md and end in index_md.split(start, 1)[1]:
-        return index_md.split(start, 1)[1].split(end, 1)[0].strip()
-    return ""
+SECTION_COMMANDS = {"Key decisions": "memory list --type decision", "Hubs": "memory list --type hub",
+                    "Open tasks": "memory task list", "Recent": "memory query --recent 8",
+                    "Last session": "memory list --type session --limit 1",
+                    "Project context": "cat .claude/memory/index.md"}  # what shows a section in full
 
 
 def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, extra: str = "") -> str:
-    """A compact summary of what memory holds, within `injection.session_start_max_tokens`."""
+    """A compact summary of what memory holds, within `injection.session_start_max_tokens`.
+    Memories whose anchored code is gone are named as possibly obsolete instead of listed."""
     budget = Budget(int(workspace.config.get("injection.session_start_max_tokens", 500)))
     counts: list[str] = []
     decisions: list[Entry] = []
@@ -102,7 +98,7 @@ def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, 
     sessions: list[Entry] = []
     manual = ""
     for catalog in _catalogs(workspace):
-        rows = catalog.conn.execute("SELECT type, COUNT(*) FROM docs GROUP BY type ORDER BY COUNT(*) DESC").fetchall()
+        rows = queries.counts_by_type(catalog)
         if not rows:
             continue
         total = sum(count for _, count in rows)
@@ -120,49 +116,42 @@ def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, 
                 manual = ""
     if not counts and not open_tasks and not extra:
         return ""
+    found = codestate.states(workspace, [*decisions, *recent])
+    obsolete = list({codestate.key(entry): entry for entry in [*decisions, *recent]
+                     if codestate.is_gone(entry, found)}.values())
+    decisions = [entry for entry in decisions if not codestate.is_gone(entry, found)]
+    recent = [entry for entry in recent if not codestate.is_gone(entry, found)]
     budget.add("# Memory (persistent notes from earlier sessions; `memory search <words>`, `memory read <slug>`)")
     if counts:
         budget.add("Memories: " + "; ".join(counts) + ".")
     if extra:
         for line in extra.splitlines():
             budget.add(line)
+    sections = []
     if manual and manual != MANUAL_PLACEHOLDER:
-        if not manual.startswith("#"):
-            budget.add("## Project context")
-        for line in manual.splitlines()[:12]:
-            budget.add(line)
-    sections = [
-        ("Key decisions", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})"
-                           for entry in sorted(decisions, key=lambda item: item.updated, reverse=True)[:5]]),
-        ("Hubs", [f"- {entry.title} [{entry.slug}], {count} linked" for entry, count in hubs[:4]]),
-        ("Open tasks", [f"- {item}" for item in (open_tasks or [])[:6]]),
-        ("Recent", [f"- [{entry.type}] {entry.title} [{entry.slug}] ({age(entry.updated)})"
+        sections.append(("Project context", manual.splitlines()[:12], manual.startswith("#")))
+    sections += [
+        ("Key decisions", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)}){codestate.mark(entry, found)}"
+                           for entry in sorted(decisions, key=lambda item: item.updated, reverse=True)[:5]], False),
+        ("Hubs", [f"- {entry.title} [{entry.slug}], {count} linked" for entry, count in hubs[:4]], False),
+        ("Open tasks", [f"- {item}" for item in (open_tasks or [])[:6]], False),
+        ("Recent", [f"- [{entry.type}] {entry.title} [{entry.slug}] ({age(entry.updated)}){codestate.mark(entry, found)}"
                     for entry in sorted(recent, key=lambda item: item.updated, reverse=True)[:6]
-                    if entry.type != "session"]),
-        ("Last session", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})" for entry in sessions[:1]]),
+                    if entry.type != "session"], False),
+        ("Last session", [f"- {entry.title} [{entry.slug}] ({age(entry.updated)})" for entry in sessions[:1]], False),
+        ("", codestate.obsolete_notice(obsolete), True),
     ]
-    for heading, lines in sections:
-        if lines and budget.add(f"## {heading}"):
-            for line in lines:
-                if not budget.add(line):
-                    break
+    for heading, lines, headed in sections:
+        if not lines:
+            continue
+        if not headed and not budget.add(f"## {heading}"):
+            budget.leave_out(len(lines), SECTION_COMMANDS.get(heading, "memory verify --all"))
+            continue
+        for index, line in enumerate(lines):
+            if not budget.add(line):
+                budget.leave_out(len(lines) - index, SECTION_COMMANDS.get(heading, "memory verify --all"))
+                break
     return budget.text()
-
-
-def open_tasks(workspace: Workspace, limit: int = 6) -> list[str]:
-    """Unfinished leaf tasks of the project's work breakdown, in-progress first."""
-    import json
-
-    try:
-        with open(workspace.project_root / "task-index.json", encoding="utf-8") as handle:
-            entries = json.load(handle).get("tasks", [])
-    except (OSError, ValueError, AttributeError):
-        return []
-    items = [entry for entry in entries if isinstance(entry, dict) and entry.get("status") != "done"
-             and not entry.get("children")]
-    items.sort(key=lambda entry: (entry.get("status") != "in-progress", str(entry.get("id"))))
-    return [f"{entry.get('id')} {entry.get('title') or ''} ({entry.get('status')})".replace("  ", " ")
-            for entry in items[:limit]]
 
 
 # -- per prompt ------------------------------------------------------------------------------
@@ -205,15 +194,14 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
     symbols = prompt_symbols(prompt)
     found: dict[tuple[str, str], Candidate] = {}
     for catalog in _catalogs(workspace):
-        conn = catalog.conn
-        count = conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        count = queries.count(catalog)
         if not count:
             continue
         # How informative each prompt word is here: words absent from memory carry no weight.
         common = COMMON_WORD_SHARE if count >= 40 else None  # in a tiny store every word looks common
         idf = {}
         for term in terms:
-            df = conn.execute("SELECT COUNT(*) FROM postings WHERE term=?", (term,)).fetchone()[0]
+            df = queries.document_frequency(catalog, term)
             if df and (common is None or df <= common * count):
                 idf[term] = math.log(1 + (count - df + 0.5) / (df + 0.5))
         total = sum(idf.values())
@@ -222,7 +210,7 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
             entry = catalog.get(slug)
             if entry is None or entry.status != "active" or entry.type == "session":
                 continue
-            matched = _matched_terms(conn, slug, idf)
+            matched = set(idf) & set(queries.terms_of(catalog, slug) or ())
             coverage = sum(idf[term] for term in matched) / total if total else 0.0
             named = matched & (set(entry.tags) | set(text.tokens(entry.title)))
             if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (named and len(idf) == 1 and len(terms) <= 2):
@@ -245,16 +233,13 @@ def _naming(catalog: Catalog, name: str) -> list[Entry]:
     words = text.tokens(name)
     if not words:
         return []
-    rarest = min(words, key=lambda word: catalog.conn.execute(
-        "SELECT COUNT(*) FROM postings WHERE term=?", (word,)).fetchone()[0])
-    rows = catalog.conn.execute("SELECT d.slug FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term=? "
-                                "AND d.status='active' AND d.type != 'session' LIMIT ?",
-                                (rarest, SYMBOL_MAX_DF + 1)).fetchall()
+    rarest = min(words, key=lambda word: queries.document_frequency(catalog, word))
+    rows = queries.active_holding(catalog, rarest, SYMBOL_MAX_DF + 1)
     if len(rows) > SYMBOL_MAX_DF:
         return []
     pattern = re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
     named = []
-    for (slug,) in rows:
+    for slug in rows:
         entry = catalog.get(slug)
         try:
             if entry is not None and pattern.search(entry.path.read_text(encoding="utf-8")):
@@ -264,16 +249,13 @@ def _naming(catalog: Catalog, name: str) -> list[Entry]:
     return named
 
 
-def _matched_terms(conn: Any, slug: str, idf: dict[str, float]) -> set[str]:
-    row = conn.execute("SELECT terms FROM docs WHERE slug=?", (slug,)).fetchone()
-    present = set(row[0].split()) if row else set()
-    return {term for term in idf if term in present}
-
-
-def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str]) -> tuple[str, dict[str, str]]:
+def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str],
+                   session_state: dict | None = None) -> tuple[str, dict[str, str]]:
     """(text to inject, memories shown now as {scope:slug: content hash}) for one prompt.
 
     `seen` holds what this session was already shown; a memory comes again only if it changed.
+    A memory whose anchored code is gone is named as possibly obsolete (once per session, recorded
+    in `session_state`), not given as advice; one whose code changed carries a marker.
     """
     limit = int(workspace.config.get("injection.max_nodes_per_query", 5))
     budget = Budget(int(workspace.config.get("injection.prompt_max_tokens", 1000)))
@@ -282,21 +264,30 @@ def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str]) -> t
     shown: dict[str, str] = {}
     candidates = [candidate for candidate in relevant(workspace, prompt, limit=limit * 2)
                   if seen.get(f"{candidate.entry.scope}:{candidate.entry.slug}") != candidate.entry.content_hash]
-    if not candidates:
+    found = codestate.states(workspace, [candidate.entry for candidate in candidates[:limit]])
+    obsolete = [candidate.entry for candidate in candidates[:limit] if codestate.is_gone(candidate.entry, found)]
+    candidates = [candidate for candidate in candidates if not codestate.is_gone(candidate.entry, found)]
+    notice = codestate.obsolete_notice(obsolete, session_state)
+    if not candidates and not notice:
         return "", {}
-    from .gotchas import summary
 
-    budget.add("Relevant memories (from earlier sessions; `memory read <slug>` for the full text):")
-    for candidate in candidates[:limit]:
+    chosen = candidates[:limit]
+    if chosen:
+        budget.add("Relevant memories (from earlier sessions; `memory read <slug>` for the full text):")
+    for index, candidate in enumerate(chosen):
         entry = candidate.entry
-        head = f"- [{entry.type}] {entry.title} [{entry.slug}, {entry.scope}, updated {age(entry.updated)}]"
+        head = (f"- [{entry.type}] {entry.title} [{entry.slug}, {entry.scope}, updated {age(entry.updated)}]"
+                f"{codestate.mark(entry, found)}")
         if not budget.add(head):
+            budget.leave_out(len(chosen) - index, "memory search " + output.shell_quote(" ".join(prompt_terms(prompt)[:8])))
             break
-        detail = summary(entry, width=400)
+        detail = memory.summary_of_file(entry.path, width=400)
         if detail:
             budget.add(f"  {detail}")
         shown[f"{entry.scope}:{entry.slug}"] = entry.content_hash
-    if not shown:
+    for line in notice:
+        budget.add(line)
+    if not shown and not notice:
         return "", {}
     return budget.text(), shown
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..base import fsutil
+from ..base.datadir import fallback_data_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,8 +31,7 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     explicit = env.get("CLAUDE_PLUGIN_DATA")
     if explicit:
         return Path(explicit)
-    config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-    return Path(config_dir) / "memory" / ".cache" / "plugin-data"
+    return fallback_data_dir(env)
 
 
 def safe_id(session_id: object) -> str | None:

@@ -216,9 +216,9 @@ def clean_title(value: object) -> str:
 class TaskStore:
     """The project's task files and their index. Reads are lock-free; mutations use `mutation()`."""
 
-    def __init__(self, workspace: Workspace, *, refresh_index_md: bool = False) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        self.refresh_index_md = refresh_index_md  # regenerate index.md (its open tasks) after a change
+        self.changed = False  # a mutation wrote task files (the caller may regenerate what shows tasks)
         self.scope = workspace.scope("project")
         self.root: Path = self.scope.root
         self.tasks_dir: Path = self.root / "tasks"
@@ -465,7 +465,6 @@ class TaskStore:
             return
         from ..workspace import scopes
 
-        changed = False
         with scopes.scaffolded(self.workspace, self.scope), \
                 fsutil.exclusive_lock(self.lock_path, timeout=self.lock_seconds, what="task store"):
             self._locked = True
@@ -485,7 +484,7 @@ class TaskStore:
                 yield self
                 self._commit()
                 if self._dirty:
-                    changed = True
+                    self.changed = True
                     try:
                         self._write_index()
                     except REFUSED as exc:  # the change is made; the derived index follows next time
@@ -497,11 +496,6 @@ class TaskStore:
             finally:
                 self._pending = {}
                 self._locked = False
-        if changed and self.refresh_index_md:  # after the lock: rendering index.md reads the tasks
-            from ..ops import entrypoint
-
-            with contextlib.suppress(errors.Error, OSError):
-                entrypoint.refresh(self.workspace)
 
     def _save(self, entity: dict[str, Any]) -> None:
         """Change an entity file (written at commit) and its index entry (progress: the caller

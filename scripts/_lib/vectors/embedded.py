@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 from ..base import errors, fsutil
 from . import staticmodel
-from .embedder import Status, Unavailable
+from .provider import Status, Unavailable
 
 INDEX_DIR_NAME = "static-models"   # in the global scope's .cache
 DIGESTS_NAME = "digests.json"      # local model directory -> digest of its files, by file stamps

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 from ..base import clock, deps, errors, fsutil
 from ..model import memory
 from ..workspace.scopes import CACHE_DIR_NAME
+from .provider import NOT_SET_UP, Status, Unavailable  # noqa: F401  (embed.Unavailable for callers)
 
 PROVIDERS = ("auto", "embedded", "ollama", "openai", "disabled")
 STATE_NAME = "embedding-state.json"
@@ -65,47 +66,6 @@ CHUNK_WORDS_IN_PROCESS = 60
 CHUNK_OVERLAP_IN_PROCESS = 20
 MAX_CHUNKS = 48
 OLLAMA_DOWNLOAD = "https://ollama.com/download"
-# Failures meaning "not set up here" rather than "broken" (Unavailable.kind): no Ollama, the
-# embedded model not downloaded (or its download client missing, or no network to get it).
-NOT_SET_UP = ("down", "not-downloaded", "missing", "offline", "unreachable")
-
-
-# -- errors -------------------------------------------------------------------------------
-
-class Unavailable(errors.ProviderUnavailable):
-    """Embeddings cannot be computed now.
-
-    `kind`: disabled, down, timeout, no-model, auth, failed (HTTP error or malformed
-    answer) or dimension (vectors whose size differs from the cached ones). `steps`
-    are the setup instructions shown when semantic search falls back.
-    """
-
-    def __init__(self, kind: str, message: str, hint: str | None = None, steps: list[str] | None = None) -> None:
-        super().__init__(message, hint)
-        self.kind = kind
-        self.steps = steps or []
-        self.remembered = False  # replayed from the state file, not observed by this process
-
-    def notice(self) -> str:
-        """The message shown when semantic search falls back (spec: Embedding Degradation Matrix)."""
-        lines = [f"\u26a0\ufe0f Semantic search unavailable: {self.message}", ""]
-        if self.steps:
-            lines += ["To enable semantic search:"] + [f"  {step}" for step in self.steps] + [""]
-        elif self.hint:
-            lines += [self.hint[0].upper() + self.hint[1:], ""]
-        lines.append("Falling back to keyword search.")
-        return "\n".join(lines)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message, "hint": self.hint, "steps": self.steps}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Unavailable":
-        return cls(str(data.get("kind") or "failed"), str(data.get("message") or "the embedding provider failed"),
-                   data.get("hint") if isinstance(data.get("hint"), str) else None,
-                   [str(step) for step in data.get("steps") or []])
-
-
 # -- settings and status ------------------------------------------------------------------
 
 def canonical_model(name: str) -> str:
@@ -158,27 +118,6 @@ def configured_model(settings: Settings, model: str) -> bool:
         name = settings.embedded_model
         return model.rsplit("@", 1)[0] in (name, os.path.basename(os.path.expanduser(name).rstrip("/")))
     return any(same_model(model, name) for name in [settings.model, *settings.fallbacks])
-
-
-class Status:
-    """A working provider: the model it embeds with, how, what it told us, which provider
-    it is and why it was chosen."""
-
-    __slots__ = ("model", "api", "dim", "note", "provider", "reason")
-
-    def __init__(self, model: str, api: str, dim: int | None = None, note: str | None = None, *,
-                 provider: str = "ollama", reason: str | None = None) -> None:
-        self.model, self.api, self.dim, self.note = model, api, dim, note
-        self.provider, self.reason = provider, reason
-
-    @property
-    def in_process(self) -> bool:
-        """Whether the model runs in this process (the embedded provider)."""
-        return self.api == "static"
-
-    def as_json(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "api": self.api, "dim": self.dim, "note": self.note,
-                "reason": self.reason}
 
 
 # -- HTTP ---------------------------------------------------------------------------------
@@ -773,107 +712,3 @@ def read_memories(catalog: Catalog, slugs: list[str]) -> list[memory.Memory]:
         except errors.Error:
             continue
     return items
-
-
-def after_change(workspace: Workspace, catalog: Catalog, slugs: list[str]) -> None:
-    """Embed memories just written or updated (US2-4), after the write released the scope
-    lock. Never raises.
-
-    Degradation matrix: with no working provider the memory is saved in full without an
-    embedding. A failure seen by this command gives a one-line warning; one remembered from
-    an earlier command (within DOWN_SECONDS) costs no wait and no repeated warning. With
-    provider `auto`, a provider that is merely not set up here (no Ollama, the embedded
-    model not downloaded) is no warning at all: `memory semantic` says how to set one up.
-    """
-    embedder = None
-    try:
-        embedder = Embedder(workspace)
-        if embedder.disabled:
-            return
-        embedder.ready()
-        from . import semantic  # the packed cache knows the scope's vector size
-
-        expected = semantic.cached_dimension(catalog, embedder.model)
-        embed_memories(embedder, catalog, read_memories(catalog, slugs), expected_dim=expected)
-    except Unavailable as exc:
-        quiet = exc.remembered or (embedder is not None and embedder.settings.provider == "auto"
-                                   and exc.kind in NOT_SET_UP)
-        if not quiet:
-            workspace.warn(f"saved without an embedding: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
-                           + "; `memory embed` adds it later")
-    except (errors.Error, OSError, ValueError) as exc:
-        workspace.warn(f"saved without an embedding: {getattr(exc, 'message', None) or exc}")
-
-
-# -- backfill (`memory embed`) -------------------------------------------------------------------
-
-class Backfill:
-    """What `memory embed` did in one scope."""
-
-    __slots__ = ("scope", "memories", "embedded", "up_to_date", "removed", "skipped")
-
-    def __init__(self, scope: str, memories: int) -> None:
-        self.scope, self.memories = scope, memories
-        self.embedded = self.up_to_date = self.removed = self.skipped = 0
-
-    def as_json(self) -> dict[str, Any]:
-        return {"scope": self.scope, "memories": self.memories, "embedded": self.embedded,
-                "upToDate": self.up_to_date, "removed": self.removed, "skipped": self.skipped}
-
-
-def backfill(workspace: Workspace, scope: str | None = None, *, everything: bool = False, batch: int | None = None,
-             progress: Callable[[str, int, int], None] | None = None,
-             embedder: Embedder | None = None) -> tuple[Embedder, list[Backfill]]:
-    """Compute missing and stale embeddings (all of them with `everything`) of each scope.
-
-    Always asks the provider afresh (a remembered failure is not trusted here); raises
-    Unavailable when it cannot embed. Progress goes to `progress(scope, done, total)`.
-    Each batch of `batch` memories (default: BATCH_MEMORIES of the provider) is written
-    before the next is embedded, so a run that is killed keeps what it wrote, and the
-    next run continues from there.
-    """
-    from . import semantic
-    from ..ops.store import catalog_for
-
-    if batch is not None and batch < 1:
-        raise errors.InvalidInput("--batch must be at least 1")
-    embedder = embedder or Embedder(workspace)
-    embedder.ready(refresh=True)
-    batch = batch or (BATCH_MEMORIES_IN_PROCESS if embedder.ready().in_process else BATCH_MEMORIES)
-    results = []
-    for target in workspace.readable_scopes(scope):
-        with catalog_for(workspace, target) as catalog:
-            if catalog is None:
-                continue
-            model = embedder.model
-            with catalog.locked():
-                removed = remove_orphans(catalog)
-            pack = semantic.Pack.fresh(catalog, model)
-            current = semantic.catalog_hashes(catalog)
-            result = Backfill(target.name, len(current))
-            result.removed = removed
-            todo = sorted(slug for slug, content_hash in current.items()
-                          if everything or not pack.usable(slug, content_hash))
-            result.up_to_date = len(current) - len(todo)
-            expected = None if everything or not pack.rows else pack.dim
-            if progress:
-                progress(target.name, 0, len(todo))
-            for start in range(0, len(todo), batch):
-                slugs = todo[start:start + batch]
-                items = read_memories(catalog, slugs)
-                try:
-                    written = embed_memories(embedder, catalog, items, expected_dim=expected)
-                except Unavailable as exc:
-                    if start:
-                        exc.message += (f" (after embedding {result.embedded} of {len(todo)} in the {target.name} "
-                                        "scope; run `memory embed` again to continue)")
-                    raise
-                if expected is None and written:
-                    expected = embedder.ready().dim
-                result.embedded += len(written)
-                result.skipped += len(slugs) - len(written)
-                if progress:
-                    progress(target.name, min(start + batch, len(todo)), len(todo))
-            semantic.Pack.fresh(catalog, model)  # so the first search need not pack the new entries
-            results.append(result)
-    return embedder, results

@@ -24,6 +24,8 @@ import re
 import sys
 from pathlib import Path
 
+from ..base.datadir import fallback_data_dir
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Mapping
@@ -199,13 +201,12 @@ def describe_missing(results: list[dict[str, Any]] | None) -> str:
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The plugin data directory: $CLAUDE_PLUGIN_DATA in hooks, $CLAUDE_MEMORY_DATA in Claude's Bash
     tool (the SessionStart hook exports it), else the fallback inside the global memory cache."""
-    from ..session import state as session
-
     env = os.environ if env is None else env
     for name in ("CLAUDE_PLUGIN_DATA", DATA_ENV):
         if env.get(name):
             return Path(env[name])
-    return session.data_dir(env)
+    return fallback_data_dir(env)
+
 
 
 def venv_python(data: Path) -> str:

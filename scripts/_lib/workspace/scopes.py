@@ -122,7 +122,7 @@ class Workspace:
         self.in_hook = False  # set by hooks: they never replace a file another tool wrote
         self.reports_losses = True  # say what went missing (hooks that cannot show it to Claude turn it off)
         self.notices: list[str] = []  # what hooks show Claude (memories that went missing)
-        self._journal: Any = None
+        self.opened_journal: Any = None  # the user's journal once catalog.journal.of() opened it
         # a config.json behind a link leading out of its scope (or a project one out of the project) is not read
         global_config = self.global_root / config_mod.CONFIG_NAME
         project_config = self.project_root / config_mod.CONFIG_NAME
@@ -183,14 +183,6 @@ class Workspace:
                 if name == "enterprise" or "leads outside the project" in exc.message:
                     self.warn(f"skipping {name} scope: {exc.message}")  # (no project scope in $HOME: silent)
         return found
-
-    def journal(self) -> Any:
-        """The user's journal of memory contents (journal.Journal), opened on first use."""
-        if self._journal is None:
-            from ..catalog.journal import Journal
-
-            self._journal = Journal(self.env, self.config)
-        return self._journal
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:
@@ -319,7 +311,8 @@ def _project_file(workspace: Workspace, name: str) -> str:
 
 
 def ensure_local_gitignored(project_dir: Path) -> bool:
-    """Add `.claude/memory/local/` to the project's .gitignore (FR-007). True when it was added."""
+    """Add `.claude/memory/local/` to the project's .gitignore (local memories stay
+    out of git). True when it was added."""
     entry = ".claude/memory/local/"
     ignore_file = project_dir / ".gitignore"
     try:

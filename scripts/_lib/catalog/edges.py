@@ -1,0 +1,181 @@
+"""The link graph in the catalog: declarations of each file (table `declared`) and each node's
+graph.json line (table `adjacency`).
+
+The rules of the graph itself (labels, inverses, what a file declares) are model.graph; this
+module stores them and derives the symmetric edges from what is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable
+
+    from .catalog import Catalog
+
+from ..model.graph import (DEFAULT_LABEL, Edge, LABEL_RE, Labels, ORIGIN_IMPORTED, ORIGIN_LINKS, ORIGIN_REFS, UNLABELLED)
+
+
+def graph_text(catalog: Catalog) -> str:
+    """The graph.json text the catalog holds now."""
+    return render_file(catalog.conn)
+
+
+def timestamps(conn: sqlite3.Connection, slug: str) -> dict[tuple[str, str, str], str]:
+    """When each link `slug`'s file declares was made: (target, label, origin) -> timestamp."""
+    return {(dst, label, origin): ts for dst, label, origin, ts in conn.execute(
+        "SELECT dst, label, origin, ts FROM declared WHERE src=? AND origin IN (?, ?)",
+        (slug, ORIGIN_LINKS, ORIGIN_REFS))}
+
+
+def replace_declarations(conn: sqlite3.Connection, slug: str, declared: Iterable[tuple[str, str, str]],
+                         default_ts: str) -> set[str]:
+    """Store what `slug`'s file declares, keeping the timestamps of links that stay; returns touched slugs."""
+    old = timestamps(conn, slug)
+    imported = {(dst, label): ts for dst, label, ts in conn.execute(
+        "SELECT dst, label, ts FROM declared WHERE src=? AND origin=?", (slug, ORIGIN_IMPORTED))}
+    conn.execute("DELETE FROM declared WHERE src=? AND origin IN (?, ?)", (slug, ORIGIN_LINKS, ORIGIN_REFS))
+    rows = []
+    for dst, label, origin in declared:
+        ts = old.get((dst, label, origin)) or imported.get((dst, label)) or default_ts
+        rows.append((slug, dst, label, origin, ts))
+    conn.executemany("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)", rows)
+    return {slug} | {dst for dst, _, _ in old} | {row[1] for row in rows}
+
+
+def forget(conn: sqlite3.Connection, slug: str) -> set[str]:
+    """Drop every declaration from `slug` (and imported ones to it); returns touched slugs."""
+    touched = {row[0] for row in conn.execute("SELECT dst FROM declared WHERE src=?", (slug,))}
+    touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (slug,))}
+    conn.execute("DELETE FROM declared WHERE src=?", (slug,))
+    conn.execute("DELETE FROM declared WHERE dst=? AND origin=?", (slug, ORIGIN_IMPORTED))
+    return touched | {slug}  # refresh() drops its adjacency line
+
+
+def node_edges(conn: sqlite3.Connection, slug: str, labels: Labels) -> list[Edge]:
+    """The edges leaving `slug` in the symmetric graph, sorted by time then target.
+
+    Each memory is authoritative for the labels of its own outgoing links; a pair
+    declared from one side only gets the inverse label on the other side, and an
+    unlabelled link or wiki link is `relates-to` unless a labelled edge joins the pair.
+    """
+    rows = conn.execute(
+        "SELECT d.dst, d.label, d.ts, 1 FROM declared d JOIN docs x ON x.slug = d.dst WHERE d.src=? "
+        "UNION ALL SELECT d.src, d.label, d.ts, 0 FROM declared d JOIN docs x ON x.slug = d.src WHERE d.dst=?",
+        (slug, slug)).fetchall()
+    own: dict[str, dict[str, str]] = {}
+    theirs: dict[str, dict[str, str]] = {}
+    plain: dict[str, str] = {}
+    for other, label, ts, outgoing in rows:
+        if other == slug:
+            continue
+        if label == UNLABELLED:
+            plain[other] = min(ts, plain.get(other, ts))
+            continue
+        side = own if outgoing else theirs
+        found = side.setdefault(other, {})
+        edge_label = label if outgoing else labels.inverse(label)
+        found[edge_label] = min(ts, found.get(edge_label, ts))
+    edges = []
+    for other in set(own) | set(theirs) | set(plain):
+        chosen = own.get(other) or theirs.get(other) or {DEFAULT_LABEL: plain[other]}
+        edges.extend(Edge(slug, other, label, ts) for label, ts in chosen.items())
+    return sorted(edges, key=lambda edge: (edge.timestamp, edge.target, edge.label))
+
+
+def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> dict[str, str | None]:
+    """Recompute the graph.json lines of `slugs` (inside the write transaction); returns those that changed."""
+    changed: dict[str, str | None] = {}
+    for slug in set(slugs):
+        exists = conn.execute("SELECT 1 FROM docs WHERE slug=?", (slug,)).fetchone()
+        edges = node_edges(conn, slug, labels) if exists else []
+        old = conn.execute("SELECT line FROM adjacency WHERE slug=?", (slug,)).fetchone()
+        line = (json.dumps(slug) + ": " + json.dumps([edge.as_json() for edge in edges], ensure_ascii=False)
+                if edges else None)
+        if (old[0] if old else None) == line:
+            continue
+        changed[slug] = line
+        if line is None:
+            conn.execute("DELETE FROM adjacency WHERE slug=?", (slug,))
+        else:
+            conn.execute("INSERT OR REPLACE INTO adjacency VALUES (?, ?)", (slug, line))
+    return changed
+
+
+def refresh_all(conn: sqlite3.Connection, labels: Labels) -> None:
+    conn.execute("DELETE FROM adjacency")
+    refresh(conn, [row[0] for row in conn.execute("SELECT slug FROM docs")], labels)
+
+
+def render_file(conn: sqlite3.Connection) -> str:
+    """graph.json text: one node per line so each change rewrites little and diffs stay small."""
+    lines = [row[0] for row in conn.execute("SELECT line FROM adjacency ORDER BY slug")]
+    if not lines:
+        return "{}\n"
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def import_edges(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, str]], ts: str) -> set[str]:
+    """Make the edges declared by the earlier plugin's graph.json exactly `edges` (labels kept as
+    written); returns the slugs whose neighbourhood changed. Edges that stay keep their timestamp."""
+    old = {(src, dst, label): stamp for src, dst, label, stamp in conn.execute(
+        "SELECT src, dst, label, ts FROM declared WHERE origin=?", (ORIGIN_IMPORTED,))}
+    new = {(src, dst, label) for src, dst, label in edges if src != dst}
+    gone = [key for key in old if key not in new]
+    added = [key for key in new if key not in old]
+    conn.executemany("DELETE FROM declared WHERE src=? AND dst=? AND label=? AND origin=?",
+                     [(src, dst, label, ORIGIN_IMPORTED) for src, dst, label in gone])
+    conn.executemany("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)",
+                     [(src, dst, label, ORIGIN_IMPORTED, ts) for src, dst, label in added])
+    return {slug for src, dst, _ in gone + added for slug in (src, dst)}
+
+
+def import_file(conn: sqlite3.Connection, data: Any) -> int:
+    """Adopt labels and timestamps from a graph.json we did not write (hand-made, older tool, merge).
+
+    Edges between existing memories that no file explains are kept as imported
+    declarations, so nothing in graph.json is lost; the rest only lend their label
+    and timestamp. Returns the number of edges adopted.
+    """
+    conn.execute("DELETE FROM declared WHERE origin=?", (ORIGIN_IMPORTED,))
+    if not isinstance(data, dict):
+        return 0
+    existing = {row[0] for row in conn.execute("SELECT slug FROM docs")}
+    explained: dict[frozenset[str], list[tuple[str, str, str, str]]] = {}
+    for src, dst, label, origin in conn.execute("SELECT src, dst, label, origin FROM declared"):
+        explained.setdefault(frozenset((src, dst)), []).append((src, dst, label, origin))
+    adopted = 0
+    for source, edges in data.items():
+        if source not in existing or not isinstance(edges, list):
+            continue
+        for edge in edges:
+            if not isinstance(edge, dict):
+                continue
+            target, label, ts = edge.get("target"), edge.get("label"), edge.get("timestamp")
+            if (not isinstance(target, str) or target not in existing or target == source
+                    or not isinstance(label, str) or not LABEL_RE.fullmatch(label) or len(label) > 50):
+                continue
+            ts = ts if isinstance(ts, str) and ts else "1970-01-01T00:00:00Z"
+            pair = explained.get(frozenset((source, target)), [])
+            if pair:
+                # A file declares this pair: take the label for an unlabelled `links` entry, and the timestamp.
+                for src, dst, old_label, origin in pair:
+                    if src == source and old_label == UNLABELLED and origin == ORIGIN_LINKS:
+                        conn.execute("DELETE FROM declared WHERE src=? AND dst=? AND label=? AND origin=?",
+                                     (src, dst, UNLABELLED, origin))
+                        conn.execute("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)",
+                                     (src, dst, label, origin, ts))
+                        pair.remove((src, dst, old_label, origin))
+                        pair.append((src, dst, label, origin))
+                        adopted += 1
+                        break
+                conn.execute("UPDATE declared SET ts=? WHERE src=? AND dst=? AND label=? AND ts>?",
+                             (ts, source, target, label, ts))
+                continue
+            conn.execute("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)",
+                         (source, target, label, ORIGIN_IMPORTED, ts))
+            adopted += 1
+    return adopted

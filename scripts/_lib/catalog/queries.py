@@ -1,0 +1,168 @@
+"""Named reads of the catalog for the operations above it (search helpers, health, hooks).
+
+Every statement the code outside the catalog package needs lives here or in edges.py, so
+a change to the tables touches this package only. Each function takes an open Catalog.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator
+
+    from .catalog import Catalog
+
+from ..model.graph import ORIGIN_IMPORTED, ORIGIN_LINKS
+
+DATABASE_ERRORS = (sqlite3.Error,)  # what a damaged or locked catalog raises besides OSError
+
+
+def _placeholders(values: Iterable[object]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+# -- documents, terms and tags --------------------------------------------------------------
+
+def count(catalog: Catalog) -> int:
+    """How many memories the catalog holds."""
+    return catalog.conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+
+
+def counts_by_type(catalog: Catalog) -> list[tuple[str, int]]:
+    """(type, number of memories), most common first."""
+    return catalog.conn.execute("SELECT type, COUNT(*) FROM docs GROUP BY type ORDER BY COUNT(*) DESC").fetchall()
+
+
+def types(catalog: Catalog) -> dict[str, str]:
+    """slug -> type of every memory."""
+    return dict(catalog.conn.execute("SELECT slug, type FROM docs"))
+
+
+def terms(catalog: Catalog) -> Iterator[tuple[str, str]]:
+    """(slug, its indexed words separated by spaces) for every memory."""
+    return iter(catalog.conn.execute("SELECT slug, terms FROM docs"))
+
+
+def terms_of(catalog: Catalog, slug: str) -> list[str] | None:
+    """The indexed words of one memory, None when it is not catalogued."""
+    row = catalog.conn.execute("SELECT terms FROM docs WHERE slug=?", (slug,)).fetchone()
+    return row[0].split() if row else None
+
+
+def document_frequency(catalog: Catalog, term: str) -> int:
+    """In how many memories a word occurs."""
+    return catalog.conn.execute("SELECT COUNT(*) FROM postings WHERE term=?", (term,)).fetchone()[0]
+
+
+def term_frequencies(catalog: Catalog, slug: str) -> list[tuple[str, int, int]] | None:
+    """(word, times in this memory, memories holding it) for each indexed word of `slug`, in the
+    order of its terms; None when it is not catalogued."""
+    row = catalog.conn.execute("SELECT id, terms FROM docs WHERE slug=?", (slug,)).fetchone()
+    if row is None:
+        return None
+    doc, words = row
+    found = []
+    for term in words.split():
+        tf_row = catalog.conn.execute("SELECT tf FROM postings WHERE term=? AND doc=?", (term, doc)).fetchone()
+        df = document_frequency(catalog, term)
+        found.append((term, tf_row[0] if tf_row else 0, df))
+    return found
+
+
+def active_holding(catalog: Catalog, term: str, limit: int) -> list[str]:
+    """Up to `limit` active memories (sessions aside) whose text holds the word."""
+    return [row[0] for row in catalog.conn.execute(
+        "SELECT d.slug FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term=? "
+        "AND d.status='active' AND d.type != 'session' LIMIT ?", (term, limit))]
+
+
+def tagged(catalog: Catalog, tag: str, limit: int) -> list[str]:
+    """Up to `limit` memories carrying the tag."""
+    return [row[0] for row in catalog.conn.execute(
+        "SELECT d.slug FROM tags t JOIN docs d ON d.id = t.doc WHERE t.tag=? LIMIT ?", (tag, limit))]
+
+
+def hub_sharing_most_tags(catalog: Catalog, slug: str, tags: list[str]) -> str | None:
+    """The hub (other than `slug`) sharing most of the tags, ties by slug; None when none shares one."""
+    if not tags:
+        return None
+    row = catalog.conn.execute(
+        f"SELECT d.slug FROM docs d JOIN tags t ON t.doc = d.id WHERE d.type = 'hub' AND d.slug != ? "
+        f"AND t.tag IN ({_placeholders(tags)}) GROUP BY d.slug ORDER BY COUNT(*) DESC, d.slug LIMIT 1",
+        (slug, *tags)).fetchone()
+    return row[0] if row else None
+
+
+def any_embedding(catalog: Catalog) -> bool:
+    """Whether some memory has a cached embedding."""
+    return catalog.conn.execute("SELECT 1 FROM docs WHERE has_embedding=1 LIMIT 1").fetchone() is not None
+
+
+def updated_times(catalog: Catalog) -> dict[str, str]:
+    """slug -> when each memory was last updated."""
+    return dict(catalog.conn.execute("SELECT slug, updated FROM docs"))
+
+
+# -- gotchas ----------------------------------------------------------------------------------
+
+def active_gotcha_rules(catalog: Catalog) -> Iterator[tuple[str, int, str, str | None]]:
+    """("tags" or "globs", document id, tag or glob pattern, severity) of every active gotcha,
+    from the tag and glob tables only (no index entry is decoded)."""
+    for table, column in (("tags", "tag"), ("globs", "pattern")):
+        for doc, value, severity in catalog.conn.execute(
+                f"SELECT x.doc, x.{column}, json_extract(d.extra, '$.severity') FROM docs d "
+                f"JOIN {table} x ON x.doc = d.id WHERE d.type = 'gotcha' AND d.status = 'active'"):
+            yield table, doc, value, severity
+
+
+def active_gotchas_holding(catalog: Catalog, words: list[str]) -> Iterator[tuple[int, str]]:
+    """(document id, word) for each of `words` in the text of an active gotcha."""
+    return iter(catalog.conn.execute(
+        f"SELECT p.doc, p.term FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term IN "
+        f"({_placeholders(words)}) AND d.type = 'gotcha' AND d.status = 'active'", words))
+
+
+# -- links --------------------------------------------------------------------------------------
+
+def declared_links(catalog: Catalog) -> Iterator[tuple[str, str, str, str]]:
+    """(source, target, label, origin) of every link a record declares (files, graph.json imports)."""
+    return iter(catalog.conn.execute("SELECT src, dst, label, origin FROM declared"))
+
+
+def linking_to(catalog: Catalog, slug: str) -> list[str]:
+    """The memories whose `links` name `slug`, sorted."""
+    return sorted({src for (src,) in catalog.conn.execute(
+        "SELECT DISTINCT src FROM declared WHERE dst=? AND origin=?", (slug, ORIGIN_LINKS))})
+
+
+def forget_imported_edges(catalog: Catalog, source: str, target: str, labels: tuple[str, str] | None) -> None:
+    """Drop the graph.json-imported edges between two memories (either way; only these labels when
+    given). Inside the caller's `catalog.transaction()`."""
+    catalog.conn.execute("DELETE FROM declared WHERE origin=? AND ((src=? AND dst=?) OR (src=? AND dst=?))"
+                         + (" AND label IN (?, ?)" if labels else ""),
+                         (ORIGIN_IMPORTED, source, target, target, source) + (labels or ()))
+
+
+def linked_slugs(catalog: Catalog) -> list[str]:
+    """The memories with at least one edge in graph.json, sorted."""
+    return [row[0] for row in catalog.conn.execute("SELECT slug FROM adjacency ORDER BY slug")]
+
+
+def linked_or_hubs(catalog: Catalog) -> list[str]:
+    """The memories with an edge, and every hub, sorted."""
+    return [row[0] for row in catalog.conn.execute(
+        "SELECT slug FROM docs WHERE slug IN (SELECT slug FROM adjacency) OR type='hub' ORDER BY slug")]
+
+
+def graph_lines(catalog: Catalog) -> Iterator[tuple[str, str]]:
+    """(slug, its graph.json line) for every memory with an edge."""
+    return iter(catalog.conn.execute("SELECT slug, line FROM adjacency"))
+
+
+def least_linked(catalog: Catalog, limit: int) -> list[str]:
+    """Up to `limit` memories, fewest declared links first, then the most recently updated."""
+    return [row[0] for row in catalog.conn.execute(
+        "SELECT d.slug FROM docs d LEFT JOIN (SELECT src, COUNT(*) AS n FROM declared GROUP BY src) c "
+        "ON c.src = d.slug ORDER BY COALESCE(c.n, 0), d.updated DESC LIMIT ?", (limit,))]

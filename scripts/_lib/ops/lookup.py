@@ -1,0 +1,60 @@
+"""Finding memories across scopes: which scope holds a slug, and what to say when none does.
+
+Shared by the operations that take a slug (store, links, query, quality).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Iterable
+
+    from ..catalog.catalog import Problem
+    from ..workspace.scopes import Scope, Workspace
+
+from ..base import errors
+from ..model import memory
+from ..catalog.catalog import NOT_MEMORIES, open_catalog
+
+
+def report_problems(workspace: Workspace, problems: Iterable[Problem]) -> None:
+    for problem in problems:
+        workspace.warn(f"skipping broken memory file {problem.path}: {problem.message}")
+
+
+def check_slug_argument(slug: str) -> str:
+    return memory.check_lookup_slug(slug.strip() if isinstance(slug, str) else slug)
+
+
+def locate(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[Scope, Path]:
+    """Find which scope holds `slug` (enterprise -> local -> project -> global) and its file."""
+    check_slug_argument(slug)
+    scopes = workspace.readable_scopes(scope)
+    flat = f"{slug}.md"
+    for candidate in scopes:  # fast path: the flat file named after the slug (index.md is no memory)
+        path = candidate.root / flat
+        if flat.lower() not in NOT_MEMORIES and path.is_file():
+            return candidate, path
+    for candidate in scopes:  # memory-graph layouts (nodes/<kind>/...) and ids that differ from file names
+        with open_catalog(workspace, candidate) as catalog:
+            entry = catalog.get(slug) if catalog else None
+            if entry:
+                return candidate, entry.path
+    raise not_found(workspace, slug, scopes)
+
+
+def not_found(workspace: Workspace, slug: str, scopes: list[Scope]) -> errors.NotFound:
+    known: set[str] = set()
+    for candidate in scopes:
+        with open_catalog(workspace, candidate, refresh=False) as catalog:
+            if catalog:
+                known |= catalog.slugs()
+    import difflib  # only on the error path
+
+    close = difflib.get_close_matches(slug, sorted(known), n=3, cutoff=0.5)
+    if not close:
+        close = [known_slug for known_slug in sorted(known) if slug in known_slug][:3]
+    where = scopes[0].name + " scope" if len(scopes) == 1 else "any scope"
+    hint = ("did you mean: " + ", ".join(close)) if close else "run `memory list` to see what exists"
+    return errors.NotFound(f"no memory {slug!r} in {where}", hint)
