@@ -52,7 +52,11 @@ sys.path.insert(0, sys.argv[1])
 from _lib.workspace.scopes import Workspace
 from _lib.ops import store                      # what every command imports
 base = time.perf_counter()
-from _lib.vectors import embedder as embed, embedded, semantic, staticmodel
+from _lib.catalog.catalog import open_catalog
+from _lib.catalog.vectors import content_hashes
+from _lib.ops import semantic
+from _lib.vectors import embedder as embed, embedded, staticmodel
+from _lib.vectors.pack import Pack
 from _lib.ops import search
 imported = time.perf_counter()
 workspace = Workspace()
@@ -63,9 +67,9 @@ loaded = time.perf_counter()
 vector = embedder.embed([sys.argv[2]])[0]
 embedded_at = time.perf_counter()
 scope = workspace.readable_scopes("project")[0]
-with store.catalog_for(workspace, scope) as catalog:
-    current = semantic.catalog_hashes(catalog)
-    pack = semantic.Pack.fresh(catalog, embedder.model)
+with open_catalog(workspace, scope) as catalog:
+    current = content_hashes(catalog)
+    pack = Pack.fresh(catalog, embedder.model)
     found = pack.best(vector, current)
     keyword = dict(search.rank(catalog, sys.argv[2], limit=semantic.KEYWORD_DEPTH))
     fused = semantic.fuse([found], [keyword], semantic.FUSION_IN_PROCESS)

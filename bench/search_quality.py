@@ -104,7 +104,7 @@ def static_model() -> Path:
 def load_scope(workdir: Path, settings: dict) -> tuple[object, dict[str, str]]:
     """A Workspace whose project scope holds the ADRs as memories, embedded; and slug -> id."""
     from _lib.workspace import config
-    from _lib.vectors import embedder as embed
+    from _lib.vectors import backfill
     from _lib.ops import store
     from _lib.workspace.scopes import Workspace
 
@@ -130,7 +130,7 @@ def load_scope(workdir: Path, settings: dict) -> tuple[object, dict[str, str]]:
                                                type="decision", tags=["adr"]), scope="project")
     written = time.perf_counter() - started
     started = time.perf_counter()
-    _, results = embed.backfill(workspace, "project")
+    _, results = backfill.backfill(workspace, "project")
     print(f"wrote {len(docs)} memories in {written:.1f} s; embedded {results[0].embedded} "
           f"in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return workspace, ids
@@ -160,15 +160,19 @@ class Query:
 
 def collect(workspace: object, queries: list[dict], ids: dict[str, str]) -> list[Query]:
     """Each query's keyword and semantic rankings, BM25 scores and cosines, from the plugin's code."""
-    from _lib.vectors import embedder as embed, semantic
+    from _lib.catalog.catalog import open_catalog
+    from _lib.catalog.vectors import content_hashes
+    from _lib.ops import semantic
+    from _lib.vectors import embedder as embed
+    from _lib.vectors.pack import Pack
     from _lib.ops import search, store
 
     embedder = embed.Embedder(workspace)
     scope = workspace.readable_scopes("project")[0]
     collected = []
-    with store.catalog_for(workspace, scope) as catalog:
-        current = semantic.catalog_hashes(catalog)
-        pack = semantic.Pack.fresh(catalog, embedder.model)
+    with open_catalog(workspace, scope) as catalog:
+        current = content_hashes(catalog)
+        pack = Pack.fresh(catalog, embedder.model)
         for data in queries:
             query = Query(data)
             depth = DEPTH + len(query.excluded)
@@ -185,7 +189,7 @@ def collect(workspace: object, queries: list[dict], ids: dict[str, str]) -> list
 
 def hybrid(query: Query, fusion: tuple[str, float, float], ids: dict[str, str]) -> list[str]:
     """The hybrid ranking of a query with a fusion, as semantic._search orders it."""
-    from _lib.vectors import semantic
+    from _lib.ops import semantic
 
     fused = semantic.fuse([query.cosine], [query.bm25], fusion)
     best = heapq.nlargest(DEPTH + len(query.excluded), fused.items(), key=itemgetter(1))
@@ -258,7 +262,7 @@ def breakdown(queries: list[Query], fusion: tuple[str, float, float], ids: dict[
 
 def end_to_end(workspace: object, queries: list[Query], ids: dict[str, str]) -> tuple[float, float]:
     """hit@5 and MRR@10 of `memory semantic`'s default hybrid search, through search_memories."""
-    from _lib.vectors import semantic
+    from _lib.ops import semantic
     from _lib.ops import store
 
     def ranking(query: Query) -> list[str]:
@@ -283,7 +287,8 @@ def main() -> None:
     parser.add_argument("--workdir", help="keep the scopes here between runs (default: a temporary directory)")
     parser.add_argument("--models", default="minilm,static", help="minilm, static or both (default)")
     args = parser.parse_args()
-    from _lib.vectors import embedder as embed, semantic
+    from _lib.ops import semantic
+    from _lib.vectors import embedder as embed
 
     raw = [json.loads(line) for line in Path(args.queries).read_text().splitlines() if line.strip()]
     results: dict = {"queries": args.queries, "n": len(raw), "folds": FOLDS, "seed": SEED, "fusions": FUSIONS,

@@ -29,12 +29,10 @@ RAISE_ENV = "MEMORY_HOOK_RAISE"  # set by the tests: an error inside a hook exit
 
 
 def data_dir() -> str:
-    """Where the plugin keeps state and logs: $CLAUDE_PLUGIN_DATA, else inside the global memory cache."""
-    explicit = os.environ.get("CLAUDE_PLUGIN_DATA")
-    if explicit:
-        return explicit
-    config_dir = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    return os.path.join(config_dir, "memory", ".cache", "plugin-data")
+    """Where the plugin keeps state and logs (base/paths.py)."""
+    from _lib.base.paths import data_dir  # pathlib: only when something is logged
+
+    return str(data_dir())
 
 
 def log(message: str) -> None:

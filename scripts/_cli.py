@@ -176,14 +176,9 @@ def read_text_file(path: str) -> str:
     if len(raw) > limit:
         raise errors.InvalidInput(f"{'stdin' if path == '-' else path} is larger than the {memory.MAX_BODY}-character "
                                   "content limit", "split it into several memories and link them")
-    if b"\x00" in raw:
-        raise errors.InvalidInput(f"{'stdin' if path == '-' else path} holds binary data (NUL bytes)",
-                                  "memories hold UTF-8 markdown text")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise errors.InvalidInput(f"{'stdin' if path == '-' else path} is not UTF-8 text (byte {exc.start})",
-                                  "convert it to UTF-8 first") from None
+    from _lib.base import text
+
+    return text.decode(raw, "stdin" if path == "-" else path, hint="memories hold UTF-8 markdown text")
 
 
 def piped_stdin() -> str | None:
@@ -252,3 +247,131 @@ class StatusLine:
             sys.stderr.flush()
             self.shown = False
 
+
+
+# -- bulk forms of the maintenance verbs (move, tag, untag, link, archive, delete by filter) ------
+
+BULK_FILTERS = ("tag", "type", "since", "status")
+
+
+def add_bulk(parser: argparse.ArgumentParser, verb: str) -> None:
+    """The filters that select many memories instead of one SLUG, with --dry-run and --yes."""
+    add_filters(parser, scope_help=f"the scope to {verb} from (with SLUG: the one holding it)")
+    parser.add_argument("--dry-run", action="store_true", help="show what would change (a diff); change nothing")
+    parser.add_argument("--yes", "-y", action="store_true",
+                        help="with filters: go ahead without asking to confirm the count")
+
+
+def refuse_filters_with_slug(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    given = [f"--{name}" for name in BULK_FILTERS if getattr(args, name, None)]
+    if given:
+        parser.error(f"give a SLUG or filters ({', '.join(given)}), not both")
+
+
+def bulk_filters(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """The filters of a bulk form; at least one is required (no silent `everything`)."""
+    if not any(getattr(args, name, None) for name in (*BULK_FILTERS, "scope")):
+        parser.error("give a SLUG, or select memories with --tag, --type, --since, --status or --scope")
+    return filters_from(args)
+
+
+def confirm(args: argparse.Namespace, count: int, what: str) -> bool:
+    """Whether a bulk change of `count` memories may go ahead: --yes, or a yes typed at a
+    terminal. Without either, the caller shows what would change and refuses (`unconfirmed`)."""
+    if count == 0 or args.yes:
+        return True
+    if not sys.stdin.isatty() or not sys.stderr.isatty():
+        return False
+    sys.stderr.write(f"{what}: {count} memor{'y' if count == 1 else 'ies'}. Go ahead? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def unconfirmed(count: int, what: str) -> errors.Error:
+    return errors.Error(f"{count} memor{'y' if count == 1 else 'ies'} would {what}; not confirmed, nothing was changed",
+                        "review the list above, then rerun with --yes (or --dry-run for the full diff)")
+
+
+def selection_from(parser: argparse.ArgumentParser, args: argparse.Namespace, workspace: Any) -> Any:
+    """{scope: [slugs]}: the SLUG given, or what the filters select."""
+    from _lib.ops import bulk, curate
+
+    if args.slug is not None:
+        refuse_filters_with_slug(parser, args)
+        return curate.one(workspace, args.slug, args.scope)
+    return curate.grouped(bulk.select(workspace, bulk_filters(parser, args)))
+
+
+def curate_command(parser: argparse.ArgumentParser, args: argparse.Namespace, action: str,
+                   run_it: Callable[[Any, Any, bool], Any]) -> int:
+    """Run archive / tag / untag on the selection: a dry run first when filters select several
+    (the count is confirmed), then the change; print what changed."""
+    from _lib.workspace.scopes import Workspace
+
+    workspace = Workspace()
+    selection = selection_from(parser, args, workspace)
+    if args.slug is None and not args.dry_run and not args.yes:
+        preview = run_it(workspace, selection, True)
+        if not confirm(args, len(preview.changed), action):
+            print_curated(args, preview)
+            raise unconfirmed(len(preview.changed), "be " + CURATED[action])
+    result = run_it(workspace, selection, args.dry_run)
+    print_warnings(workspace.warnings)
+    print_curated(args, result)
+    return 0
+
+
+CURATED = {"archive": "archived", "unarchive": "made active", "tag": "tagged", "untag": "untagged"}
+
+
+def print_curated(args: argparse.Namespace, result: Any) -> None:
+    if args.json:
+        document = result.as_json()
+        if result.dry_run:
+            document["diff"] = result.diff()
+        emit_json(document)
+        return
+    if result.dry_run:
+        print(result.diff(), end="")
+    verb = CURATED[result.action]
+    for scope, slug in result.changed:
+        print(f"{slug} ({scope} scope): {'would be ' if result.dry_run else ''}{verb}")
+    if result.unchanged:
+        print(f"Already as asked ({len(result.unchanged)}): " + ", ".join(slug for _, slug in result.unchanged))
+    count = len(result.changed)
+    print(f"{'Dry run: ' if result.dry_run else ''}{count} memor{'y' if count == 1 else 'ies'} "
+          f"{'would be ' if result.dry_run else ''}{verb}" + ("; nothing was changed" if result.dry_run else ""))
+
+
+def tag_command(argv: list[str], op: str, description: str, examples: str, *, remove: bool, curate: Any) -> int:
+    """`memory tag` and `memory untag`: SLUG TAGS, or filters then TAGS."""
+    parser_ = parser(op, description, examples)
+    parser_.add_argument("words", nargs="+", metavar="SLUG TAGS",
+                         help="the memory and comma-separated tags; with filters, only the tags")
+    add_bulk(parser_, op)
+    add_json(parser_)
+    args = parser_.parse_args(argv)
+    filtered = any(getattr(args, name, None) for name in BULK_FILTERS)
+    if len(args.words) == 2 and not filtered:
+        args.slug, tags = args.words
+    elif len(args.words) == 1 and (filtered or args.scope):
+        args.slug, tags = None, args.words[0]
+    else:
+        parser_.error(f"give SLUG and TAGS (e.g. memory {op} decision-x auth,api), or filters and TAGS")
+    return curate_command(parser_, args, op, lambda workspace, selection, dry_run: curate.tag(
+        workspace, selection, tags, remove=remove, dry_run=dry_run))
+
+
+def print_outcome(args: argparse.Namespace, workspace: Any, result: Any, verb: str) -> None:
+    """What a bulk link or delete did (bulk.Outcome)."""
+    print_warnings(workspace.warnings)
+    if args.json:
+        emit_json(result.as_json())
+        return
+    for scope, slug in result.changed:
+        print(f"{slug} ({scope} scope): {'would be ' if result.dry_run else ''}{verb}")
+    if result.unchanged:
+        print(f"Already as asked ({len(result.unchanged)}): " + ", ".join(slug for _, slug in result.unchanged))
+    count = len(result.changed)
+    print(f"{'Dry run: ' if result.dry_run else ''}{count} memor{'y' if count == 1 else 'ies'}"
+          + ("; nothing was changed" if result.dry_run else ""))

@@ -8,6 +8,7 @@ import sys
 
 import _cli
 from _lib.base import errors
+from _lib.base.text import decode as decode_text
 from _lib.ops import memfiles
 from _lib.workspace.scopes import Workspace
 
@@ -115,10 +116,7 @@ def _stdin_text() -> str:
     raw = sys.stdin.buffer.read(memfiles.MAX_BYTES + 1)
     if len(raw) > memfiles.MAX_BYTES:
         raise errors.InvalidInput(f"stdin is larger than {memfiles.MAX_BYTES // (1024 * 1024)} MiB")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise errors.InvalidInput(f"stdin is not UTF-8 text (byte {exc.start})") from None
+    return decode_text(raw, "stdin", hint="memory files are text")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import _cli
-from _lib.ops import semantic_search
+from _lib.ops import semantic
 from _lib.vectors import embedder as embed
 from _lib.workspace.scopes import Workspace
 
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("query", nargs="+", help="what to look for, in your own words")
     _cli.add_filters(parser)
     parser.add_argument("--limit", type=int, default=10, metavar="N", help="show at most N results (default 10)")
-    parser.add_argument("--mode", choices=semantic_search.MODES,
+    parser.add_argument("--mode", choices=semantic.MODES,
                         help="hybrid (keywords + meaning) or semantic (meaning only); default: search.semanticMode")
     _cli.add_json(parser)
     args = parser.parse_args(argv)
@@ -45,7 +45,7 @@ def main(argv: list[str]) -> int:
     embedder = embed.Embedder(workspace, download=True, progress=line.show,
                               notify=lambda text: sys.stderr.write(text + "\n"))
     try:
-        outcome = semantic_search.search_memories(workspace, query, _cli.filters_from(args), limit=args.limit,
+        outcome = semantic.search_memories(workspace, query, _cli.filters_from(args), limit=args.limit,
                                            mode=args.mode, embedder=embedder)
     finally:
         line.end()
@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
         _cli.emit_json(outcome.as_json())
         return 0
 
-    def measure(hit: semantic_search.Hit) -> str:
+    def measure(hit: semantic.Hit) -> str:
         if outcome.mode == "keyword-fallback":
             return f"score {hit.score:.2f}"
         if hit.similarity is None:

@@ -137,8 +137,8 @@ def run_show(store: tasks.TaskStore, args: argparse.Namespace) -> int:
     rows = [
         ("parent", task.get("parent") or "-"),
         ("children", ", ".join(task.get("children") or []) or "-"),
-        ("dependencies", store._describe(task.get("dependencies") or []) or "-"),
-        ("blocked by", store._describe(blocked) if blocked and task["status"] != "done" else ""),
+        ("dependencies", store.describe(task.get("dependencies") or []) or "-"),
+        ("blocked by", store.describe(blocked) if blocked and task["status"] != "done" else ""),
         ("agent", task.get("agent") or ""),
         ("started", task.get("startedAt") or ""),
         ("completed", task.get("completedAt") or ""),

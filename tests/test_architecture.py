@@ -193,11 +193,7 @@ def test_no_import_cycles_between_modules() -> None:
 SQL_ATTRIBUTES = {"conn", "execute", "executemany", "executescript"}
 
 # Modules outside catalog/ that still run SQL, each on its way into the catalog package.
-SQL_ALLOWED = {
-    # the semantic pack's catalog reads: being moved into the catalog package with the
-    # vectors split (the "splits" helper's change).
-    "scripts/_lib/vectors/semantic.py",
-}
+SQL_ALLOWED: set[str] = set()
 
 
 def sql_uses(path: Path) -> list[int]:

@@ -575,6 +575,130 @@ def test_adopted_store_survives_sigkill_at_random_moments(env: Env) -> None:
     print(f"\nadopted store: {kills} of 120 commands killed, every earlier edge and label kept")
 
 
+# -- maintenance verbs: rename, move and bulk changes -------------------------------------------------
+
+def _markers_kept(env: Env, count: int) -> dict[int, list[Path]]:
+    """Where each base memory's marker is now (project and global scope files)."""
+    found: dict[int, list[Path]] = {number: [] for number in range(count)}
+    for directory in (env.project_dir, env.global_dir):
+        for path in memory_files(directory):
+            text = path.read_text(encoding="utf-8")
+            for number in range(count):
+                if f"marker-{number}-end" in text:
+                    found[number].append(path)
+    return found
+
+
+def _maintenance_base(env: Env, count: int) -> None:
+    for number in range(count):
+        env.ok("write", f"Base {number}", "--slug", f"learning-m{number}", "--tags", "base",
+               "--content", f"marker-{number}-end" + (f" see [[learning-m{number - 1}]]" if number else ""))
+    for number in range(0, count - 2, 2):
+        env.ok("link", f"learning-m{number}", f"learning-m{number + 2}", "--label", "builds-on")
+
+
+def _maintenance_argv(env: Env, rng: random.Random, number: int, action: str, round_: int) -> list[str]:
+    """A rename, move or bulk command for memory `number`, from wherever it is now."""
+    candidates = [(directory, path.stem) for directory in (env.project_dir, env.global_dir)
+                  for path in memory_files(directory) if path.stem.startswith(f"learning-m{number}")
+                  and path.stem[len(f"learning-m{number}"):] in ("", "-renamed")]
+    directory, slug = rng.choice(candidates) if candidates else (env.project_dir, f"learning-m{number}")
+    scope = "project" if directory == env.project_dir else "global"
+    if action == "rename":
+        new = f"learning-m{number}" if slug.endswith("-renamed") else f"learning-m{number}-renamed"
+        return ["rename", slug, new, "--scope", scope]
+    if action == "move":
+        return ["move", slug, "--to", "global" if scope == "project" else "project", "--scope", scope]
+    if action == "bulk-move":
+        return ["move", "--tag", f"pick{number % 3}", "--to", "global", "--scope", "project", "--yes"]
+    if action == "tag":
+        return ["tag", "--tag", "base", f"pick{round_ % 3}", "--scope", scope, "--yes"]
+    return ["untag", "--tag", f"pick{round_ % 3}", f"pick{round_ % 3}", "--scope", scope, "--yes"]
+
+
+def test_concurrent_renames_moves_and_bulk_changes_lose_nothing(env: Env) -> None:
+    """Renames, moves, bulk tags and links racing each other: every memory survives exactly
+    once, and both scopes end consistent with symmetric graphs."""
+    count = 10
+    _maintenance_base(env, count)
+    # the global scope exists before the race: a refused first write to a scope that does not
+    # exist yet removes the directory it scaffolded, which races with a concurrent first write
+    env.ok("write", "Already global", "--slug", "learning-global", "--tags", "g", "--scope", "global")
+    rng = random.Random(11)
+    procs = []
+    for round_ in range(24):
+        number = rng.randrange(count)
+        action = rng.choice(["rename", "move", "tag", "untag", "bulk-move", "link"])
+        if action == "link":
+            argv = ["link", f"learning-m{number}", f"learning-m{rng.randrange(count)}", "--label", "part-of"]
+        else:
+            argv = _maintenance_argv(env, rng, number, action, round_)
+        procs.append(subprocess.Popen([str(REPO / "bin" / "memory"), *argv], cwd=env.project, env=env.environ(),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    for proc in procs:
+        proc.wait(timeout=600)
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        assert "Traceback" not in err, err
+    env.ok("list")
+    kept = _markers_kept(env, count)
+    assert all(len(paths) == 1 for paths in kept.values()), f"lost or duplicated: {kept}"
+    for directory in (env.project_dir, env.global_dir):
+        assert_consistent(directory)
+
+
+@pytest.mark.slow
+def test_renames_moves_and_bulk_changes_killed_at_random_moments_lose_nothing(env: Env) -> None:
+    """SIGKILL at random moments of renames, moves and bulk tags: no file is half-written, no
+    memory is lost (a killed move or rename may leave the old and the new copy: never none),
+    and after the next command both scopes are consistent."""
+    import time
+
+    count = 8
+    _maintenance_base(env, count)
+    rng = random.Random(2027)
+    actions = ["rename", "move", "tag", "untag", "bulk-move"]
+    durations: dict[str, list[float]] = {action: [] for action in actions}
+    for round_ in range(2):
+        for action in actions:
+            started = time.monotonic()
+            env.run(*_maintenance_argv(env, rng, rng.randrange(count), action, round_))
+            durations[action].append(time.monotonic() - started)
+    kills = rounds = 0
+    for round_ in range(80):
+        action = rng.choice(actions)
+        typical = sorted(durations[action])[len(durations[action]) // 2]
+        proc = subprocess.Popen([str(REPO / "bin" / "memory"),
+                                 *_maintenance_argv(env, rng, rng.randrange(count), action, round_)],
+                                cwd=env.project, env=env.environ(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        rounds += 1
+        try:
+            proc.wait(timeout=rng.uniform(0.0, typical))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            kills += 1
+        for directory in (env.project_dir, env.global_dir):
+            for path in memory_files(directory):
+                text = path.read_text(encoding="utf-8")
+                assert text.startswith("---\n") and "\n---\n" in text, f"{path} was left half-written"
+            for name in ("index.json", "graph.json"):
+                if (directory / name).exists():
+                    json.loads((directory / name).read_text())
+        missing = [number for number, paths in _markers_kept(env, count).items() if not paths]
+        assert not missing, f"memories lost after round {round_} ({action}): {missing}"
+        if round_ % 20 == 19:
+            env.ok("list")
+            for directory in (env.project_dir, env.global_dir):
+                assert_consistent(directory)
+    env.ok("list")
+    for directory in (env.project_dir, env.global_dir):
+        assert not list(directory.glob(".*.tmp")), "temp files of killed writes are cleaned up"
+        assert_consistent(directory)
+    print(f"\nmaintenance verbs: {kills} of {rounds} commands killed with SIGKILL, 0 memories lost")
+    assert kills >= rounds // 4, f"only {kills} of {rounds} commands were killed"
+
+
 # -- links that lead out of a scope -------------------------------------------------------------------
 
 def _tree(directory: Path) -> dict[str, bytes | str]:

@@ -27,9 +27,8 @@ sys.path.insert(0, str(REPO / "tests" / "servers"))
 
 from embedding_stub import AUTH_SYNONYMS, EMBED, EmbeddingStub, refused_url  # noqa: E402
 
-from _lib.vectors import embedder as embed, semantic  # noqa: E402
-from _lib.catalog.catalog import open_catalog  # noqa: E402
-from _lib.ops import semantic_search  # noqa: E402
+from _lib.ops import semantic  # noqa: E402
+from _lib.vectors import cache, embedder as embed, pack as vector_pack, similarity  # noqa: E402
 
 SETUP_BLOCK = """\u26a0\ufe0f Semantic search unavailable: Ollama not detected at {endpoint}
 
@@ -342,13 +341,13 @@ def test_quantised_scores_match_exact_cosine(rows: int, dim: int, seed: int) -> 
     if rng.random() < 0.2:
         vectors[0] = [0.0] * dim
     query = [rng.gauss(0, 1) for _ in range(dim)]
-    quantised = [semantic._quantise(vector) for vector in vectors]
+    quantised = [vector_pack.quantise(vector) for vector in vectors]
     columns = b"".join(bytes(values[column] for values, _, _ in quantised) for column in range(dim))
     from array import array
 
-    weights, scale, total = semantic._quantise(query)
-    got = semantic.Pack._scores(weights, scale, total, columns, rows, array("d", [q[1] for q in quantised]),
-                                array(semantic._U32, [q[2] for q in quantised]))
+    weights, scale, total = vector_pack.quantise(query)
+    got = vector_pack.scores(weights, scale, total, columns, rows, array("d", [q[1] for q in quantised]),
+                                array(vector_pack.U32, [q[2] for q in quantised]))
     for vector, score in zip(vectors, got):
         norm = math.sqrt(sum(x * x for x in vector)) * math.sqrt(sum(x * x for x in query))
         exact = sum(x * y for x, y in zip(vector, query)) / norm if norm else 0.0
@@ -357,8 +356,8 @@ def test_quantised_scores_match_exact_cosine(rows: int, dim: int, seed: int) -> 
 
 def test_lanes_are_wide_enough_for_every_dimension() -> None:
     for dim in (1, 384, 768, 1040, 1041, 3072, 8192):
-        width = semantic._lane_bytes(dim)
-        assert dim * (2 * semantic.LEVELS + 1) ** 2 < 1 << (8 * width)
+        width = vector_pack.lane_bytes(dim)
+        assert dim * (2 * vector_pack.LEVELS + 1) ** 2 < 1 << (8 * width)
 
 
 @given(st.integers(0, 2000))
@@ -376,37 +375,38 @@ def test_chunks_cover_every_word_with_overlap(words: int) -> None:
 
 def test_fuse_convex_and_reciprocal_rank() -> None:
     vector, keyword = [{"a": (0.9, 0), "b": (0.5, 2), "c": (0.1, 0)}, {"e": (0.7, 0)}], [{"b": 12.0, "d": 6.0}, {"e": 3.0}]
-    fused = semantic_search.fuse(vector, keyword, ("convex", 0.5, 0.0))
+    fused = semantic.fuse(vector, keyword, ("convex", 0.5, 0.0))
     assert fused == pytest.approx({(0, "a"): 0.5, (0, "b"): 0.5 * 0.5 + 0.5, (0, "c"): 0.0, (0, "d"): 0.25,
                                    (1, "e"): 0.5 * 0.75 + 0.125})
     # cosine ranks a 1, e 2, b 3, c 4; keyword ranks b 1, d 2, e 3 (over all scopes)
-    fused = semantic_search.fuse(vector, keyword, ("rrf", 0.8, 3.0))
+    fused = semantic.fuse(vector, keyword, ("rrf", 0.8, 3.0))
     assert fused == pytest.approx({(0, "a"): 0.2 / 4, (1, "e"): 0.2 / 5 + 0.8 / 6, (0, "b"): 0.2 / 6 + 0.8 / 4,
                                    (0, "c"): 0.2 / 7, (0, "d"): 0.8 / 5})
-    assert semantic_search.fuse([{"a": (0.3, 0)}], [{}], ("convex", 0.5, 0.0)) == {(0, "a"): 0.0}  # nothing to scale
+    assert semantic.fuse([{"a": (0.3, 0)}], [{}], ("convex", 0.5, 0.0)) == {(0, "a"): 0.0}  # nothing to scale
 
 
 def test_neighbours_and_similar_pairs_from_the_cache_only(env: Env, stub: EmbeddingStub) -> None:
     configure(env, endpoint=stub.url)
     for memory in AUTH_MEMORIES + OTHER_MEMORIES:
         write(env, *memory)
+    from _lib.catalog.catalog import open_catalog
     from _lib.workspace.scopes import Workspace
 
     stub.set_available(False)  # cached vectors only: no provider needed
     workspace = Workspace(env.project, {"HOME": str(env.home)})
     with open_catalog(workspace, workspace.scope("project")) as catalog:
         assert catalog is not None
-        near = semantic.neighbours(catalog, "learning-login-issues-on-safari", 2)
+        near = similarity.neighbours(catalog, "learning-login-issues-on-safari", 2)
         assert len(near) == 2 and near[0][1] >= near[1][1]
         assert {slug for slug, _ in near} <= {"gotcha-oauth-token-refresh-fails", "learning-auth-errors-after-deploy"}
-        pairs = semantic.similar_pairs(catalog, k=2, min_score=0.0)
+        pairs = similarity.similar_pairs(catalog, k=2, min_score=0.0)
         assert pairs and all(a < b and -1 <= score <= 1 for a, b, score in pairs)
         assert pairs == sorted(pairs, key=lambda pair: -pair[2])
         exact = json.loads(cache_file(env, pairs[0][0]).read_text())["vector"]
         other = json.loads(cache_file(env, pairs[0][1]).read_text())["vector"]
         assert pairs[0][2] == pytest.approx(sum(x * y for x, y in zip(exact, other)), abs=0.01)
-        assert semantic.neighbours(catalog, "no-such-memory") == []
-        assert semantic.similar_to_text(workspace, catalog, "login") == []  # provider down: empty, no error
+        assert similarity.neighbours(catalog, "no-such-memory") == []
+        assert similarity.similar_to_text(workspace, catalog, "login") == []  # provider down: empty, no error
 
 
 def test_pack_is_updated_by_reading_only_changed_cache_files(env: Env, stub: EmbeddingStub,
@@ -415,24 +415,25 @@ def test_pack_is_updated_by_reading_only_changed_cache_files(env: Env, stub: Emb
     for memory in AUTH_MEMORIES:
         write(env, *memory)
     assert semantic_json(env, "login")["count"] == 3  # builds the pack
-    pack_path = env.project_dir / ".cache" / semantic.PACK_NAME
+    pack_path = env.project_dir / ".cache" / vector_pack.PACK_NAME
     assert pack_path.exists()
     added = write(env, *OTHER_MEMORIES[0])
+    from _lib.catalog.catalog import open_catalog
     from _lib.workspace.scopes import Workspace
 
     reads: list[str] = []
-    original = embed.read_cached
-    monkeypatch.setattr(embed, "read_cached", lambda path: reads.append(path.name) or original(path))
-    monkeypatch.setattr(semantic, "RACY_NS", 0)  # as if the directory had not changed for a while
+    original = cache.read_cached
+    monkeypatch.setattr(cache, "read_cached", lambda path: reads.append(path.name) or original(path))
+    monkeypatch.setattr(vector_pack, "RACY_NS", 0)  # as if the directory had not changed for a while
     workspace = Workspace(env.project, {"HOME": str(env.home)})
     with open_catalog(workspace, workspace.scope("project")) as catalog:
         assert catalog is not None
-        pack = semantic.Pack.fresh(catalog, "embeddinggemma")
+        pack = vector_pack.Pack.fresh(catalog, "embeddinggemma")
         assert reads == [f"{added}.json"] and pack.rows == 4 and pack.dir_stamp is not None
         reads.clear()
-        again = semantic.Pack.fresh(catalog, "embeddinggemma")
+        again = vector_pack.Pack.fresh(catalog, "embeddinggemma")
         assert reads == [] and again.rows == 4 and sorted(again.slugs) == sorted(pack.slugs)
-        assert semantic.cached_dimension(catalog, "embeddinggemma:latest") == 768
+        assert vector_pack.cached_dimension(catalog, "embeddinggemma:latest") == 768
     env.write_broken(pack_path, b"MEMPACK1 but not really")
     assert semantic_json(env, "login")["count"] == 4  # a damaged pack is rebuilt from the cache files
 

@@ -299,6 +299,7 @@ def test_hooks_only_use_the_standard_library(env: Env) -> None:
     for name in ("subagent-validation", "todowrite-capture"):
         source = (HOOKS / f"{name}.py").read_text()
         assert "yaml" not in source and "requests" not in source and "jsonschema" not in source
-    for module in ("tasks/taskstore",):
+    for module in ("tasks/taskstore", "tasks/entity", "tasks/rules", "tasks/files", "tasks/journal",
+                   "tasks/queries", "tasks/integrity"):
         text = (Path(HOOKS).parent / "scripts" / "_lib" / f"{module}.py").read_text()
         assert "deps.load" not in text

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from . import errors
+
 STOP_WORDS = frozenset("""
 a about above after again against all am an and any are aren't as at be because been before being below
 between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
@@ -51,3 +53,13 @@ def estimate_tokens(text: str) -> int:
     non-Latin text run denser, so 3.5 keeps injected context under its budget.
     """
     return -(-len(text) * 2 // 7)
+
+
+def decode(raw: bytes, what: str, *, hint: str | None = None) -> str:
+    """`raw` as text; InvalidInput naming `what` when it holds NUL bytes (binary data) or is not UTF-8."""
+    if b"\x00" in raw:
+        raise errors.InvalidInput(f"{what} holds binary data (NUL bytes)", hint)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise errors.InvalidInput(f"{what} is not UTF-8 text (byte {exc.start})", hint) from None

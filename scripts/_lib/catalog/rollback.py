@@ -21,12 +21,12 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Any, Iterator
 
     from .catalog import Catalog
 
 from ..base import errors, fsutil
-from ..model import memory
+from ..model import frontmatter, memory
 
 _ABSENT = None  # the file did not exist: putting it back removes it
 _copies = itertools.count(1)  # numbers the kept copies of this process
@@ -117,6 +117,18 @@ def write(path: Path, text: str | bytes) -> None:
     The directory is synced by Catalog.export() at the end of the command."""
     keep(path)
     fsutil.write_atomically(path, text, sync_dir=False)
+
+
+def rewrite(catalog: Catalog, item: memory.Memory, changes: dict[str, Any], *,
+            body: str | None = None) -> memory.Memory:
+    """Make `changes` to the frontmatter of a memory file (and, given `body`, its body), losslessly
+    (frontmatter.rewrite), written with `write`; the file is read back and recorded in the catalog."""
+    text = frontmatter.rewrite(item.document, changes, body=body, quoted=memory.TIMESTAMP_FIELDS,
+                               name=f"memory file {item.path}")
+    write(item.path, text)
+    rewritten = memory.read_file(item.path, catalog.scope.name, root=catalog.scope.root)
+    catalog.record(rewritten)
+    return rewritten
 
 
 def remove(path: Path) -> bool:

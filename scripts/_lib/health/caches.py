@@ -37,7 +37,7 @@ def check(facts: ScopeFacts) -> None:
 
 
 def _caches(facts: ScopeFacts) -> None:
-    from ..vectors.embedder import Settings, canonical_model, configured_model
+    from ..vectors.providers import Settings, canonical_model, configured_model
 
     files = facts.cache_listing()
     if not files:

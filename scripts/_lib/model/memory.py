@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Iterable
 
 from ..base import clock, errors
+from ..base.text import decode
 from . import frontmatter
 from ..workspace.layout import ARCHIVE_DIR
 
@@ -288,13 +289,7 @@ def read_file(path: Path, scope: str, *, slug: str | None = None, root: Path | N
         raise errors.NotFound(f"memory file {path} does not exist") from None
     except OSError as exc:
         raise errors.InvalidInput(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise errors.InvalidInput(f"not UTF-8 text (byte {exc.start})",
-                                  "re-save the file as UTF-8") from None
-    if "\x00" in text:
-        raise errors.InvalidInput("binary content (NUL bytes)", "memories are UTF-8 markdown text")
+    text = decode(raw, "the file", hint="memories are UTF-8 markdown text")
     archived = root is not None and path.parent.name == ARCHIVE_DIR and path.parent.parent == root
     return parse(text, path, scope, slug=slug, archived=archived)
 
@@ -335,6 +330,13 @@ def check_type(memory_type: str) -> str:
     if memory_type not in TYPES:
         raise errors.InvalidInput(f"unknown type {memory_type!r}", "use one of: " + ", ".join(TYPES))
     return memory_type
+
+
+def check_status(status: object) -> str:
+    """One of STATUSES; raises InvalidInput otherwise."""
+    if status not in STATUSES:
+        raise errors.InvalidInput(f"unknown status {status!r}", "use one of: " + ", ".join(STATUSES))
+    return str(status)
 
 
 def check_title(title: str) -> str:

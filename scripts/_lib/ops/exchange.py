@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..catalog.catalog import Catalog
     from ..workspace.scopes import Workspace
 
-from ..base import clock, errors, fsutil, redact, schema
+from ..base import clock, errors, fsutil, paths, redact, schema
 from ..model import frontmatter, graph, memory, predecessor
 from ..workspace import layout
 from ..catalog.catalog import open_catalog
@@ -46,15 +46,13 @@ MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 
 def export(workspace: Workspace, scope: str | None = None) -> dict[str, Any]:
     """The export document of every readable scope (or one)."""
+    from ..catalog import readable
 
     scopes = []
-    for target in workspace.readable_scopes(scope):
-        with open_catalog(workspace, target) as catalog:
-            if catalog is None:
-                continue
-            scopes.append({"scope": target.name, "layout": layout.PREDECESSOR if catalog.predecessor_layout
-                           else layout.OURS, "memories": _memories(catalog), "edges": _edges(catalog),
-                           "tasks": _tasks(workspace) if target.name == "project" else []})
+    for target, catalog in readable.catalogs(workspace, scope):
+        scopes.append({"scope": target.name, "layout": layout.PREDECESSOR if catalog.predecessor_layout
+                       else layout.OURS, "memories": _memories(catalog), "edges": _edges(catalog),
+                       "tasks": _tasks(workspace) if target.name == "project" else []})
     return {"format": FORMAT, "version": VERSION, "exportedAt": clock.now_iso(), "scopes": scopes}
 
 
@@ -186,9 +184,8 @@ def from_directory(root: Path) -> dict[str, Any]:
 
 def auto_memory_dir(workspace: Workspace) -> Path:
     """Where Claude Code keeps this project's auto memory: <config>/projects/<project path, sanitised>/memory."""
-    config = workspace.env.get("CLAUDE_CONFIG_DIR")
-    base = Path(config).expanduser() if config else workspace.home / ".claude"
-    return base / "projects" / re.sub(r"[^A-Za-z0-9-]", "-", str(workspace.project_dir)) / "memory"
+    project = re.sub(r"[^A-Za-z0-9-]", "-", str(workspace.project_dir))
+    return paths.claude_dir(workspace.env) / "projects" / project / "memory"
 
 
 def from_auto_memory(directory: Path) -> dict[str, Any]:

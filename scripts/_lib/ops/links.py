@@ -85,7 +85,7 @@ def set_link_labels(catalog: Catalog, slug: str, target: str, labels: list[str],
     }
     if touch:
         changes["updated"] = clock.now_iso()
-    return _rewrite_fields(catalog, item, changes)
+    return rollback.rewrite(catalog, item, changes)
 
 
 def record_in_graph_file(catalog: Catalog, source: str, target: str, label: str, inverse: str | None = None) -> None:
@@ -122,15 +122,7 @@ def set_links(catalog: Catalog, slug: str, *, add: str | None = None, remove: st
                                "updated": clock.now_iso()}
     if labels is not None:
         changes[memory.LABELS_FIELD] = labels or frontmatter.DELETE
-    _rewrite_fields(catalog, item, changes)
-
-
-def _rewrite_fields(catalog: Catalog, item: memory.Memory, changes: dict[str, Any]) -> memory.Memory:
-    text = frontmatter.rewrite(item.document, changes, quoted=memory.TIMESTAMP_FIELDS, name=f"memory file {item.path}")
-    rollback.write(item.path, text)
-    rewritten = memory.read_file(item.path, catalog.scope.name, root=catalog.scope.root)
-    catalog.record(rewritten)
-    return rewritten
+    rollback.rewrite(catalog, item, changes)
 
 
 def add_back_link(catalog: Catalog, target: str, source: str, *, graph_label: str) -> None:

@@ -8,19 +8,11 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Iterable
-
-    from ..catalog.catalog import Problem
     from ..workspace.scopes import Scope, Workspace
 
 from ..base import errors
 from ..model import memory
 from ..catalog.catalog import NOT_MEMORIES, open_catalog
-
-
-def report_problems(workspace: Workspace, problems: Iterable[Problem]) -> None:
-    for problem in problems:
-        workspace.warn(f"skipping broken memory file {problem.path}: {problem.message}")
 
 
 def check_slug_argument(slug: str) -> str:

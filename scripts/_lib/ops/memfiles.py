@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
 from ..base import errors, fsutil, redact
+from ..base.text import decode as decode_text
 
 EXTENSIONS = (".json", ".md", ".txt", ".yaml", ".yml")
 PREFIX = ".claude/memory/"
@@ -203,7 +204,7 @@ def update_json(workspace: Workspace, given: str, *, patch: str | None = None,
             raise errors.InvalidInput(f"{target.display} is not valid JSON: {exc}",
                                       "fix it with `memory file write` first") from None
         if patch is not None:
-            from ..tasks.taskstore import merge_patch
+            from ..tasks.entity import merge_patch
 
             updated = merge_patch(current, patch_value)
         else:
@@ -330,7 +331,7 @@ def _lock_for(workspace: Workspace, target: MemoryPath) -> Iterator[None]:
     from ..workspace import scopes
 
     if target.is_task_file:
-        from ..tasks.taskstore import LOCK_NAME
+        from ..tasks.files import LOCK_NAME
 
         lock = fsutil.exclusive_lock(scope.cache_dir / LOCK_NAME, what="task store")
     else:  # memory files, config.json, index.md: the lock `memory update`, `memory config` and the catalog hold
@@ -351,9 +352,4 @@ def _after_write(workspace: Workspace, target: MemoryPath) -> None:
 def _decode(raw: bytes, display: str) -> str:
     if len(raw) > MAX_BYTES:
         raise errors.InvalidInput(f"{display} is larger than {MAX_BYTES // (1024 * 1024)} MiB")
-    if b"\x00" in raw:
-        raise errors.InvalidInput(f"{display} holds binary data (NUL bytes)", "memory files are text")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise errors.InvalidInput(f"{display} is not UTF-8 text (byte {exc.start})") from None
+    return decode_text(raw, display, hint="memory files are text")

@@ -21,8 +21,8 @@ from ..base import clock, errors, redact
 from ..model import anchors, frontmatter, memory
 from ..workspace import layout
 from . import links
-from .lookup import check_slug_argument, locate, not_found, report_problems
-from ..catalog import rollback
+from .lookup import check_slug_argument, locate, not_found
+from ..catalog import readable, rollback
 from ..catalog.queries import DATABASE_ERRORS
 from ..catalog.catalog import NOT_MEMORIES, Catalog, Entry, Problem, open_catalog
 from ..workspace.scopes import Scope, Workspace, prepare_for_write
@@ -91,8 +91,8 @@ def validate_new(new: NewMemory) -> NewMemory:
         updated = max(updated, created)
     link_targets = [check_slug_argument(target) for target in dict.fromkeys(new.links) if target]
     status = new.fields.get("status")
-    if status is not None and status not in memory.STATUSES:
-        raise errors.InvalidInput(f"unknown status {status!r}", "use one of: " + ", ".join(memory.STATUSES))
+    if status is not None:
+        memory.check_status(status)
     fields = {key: value for key, value in new.fields.items() if key not in RESERVED_FIELDS}
     return NewMemory(title, memory_type, tags, content, slug, link_targets, created, updated, fields)
 
@@ -192,7 +192,7 @@ def write(workspace: Workspace, new: NewMemory, scope: str | None = None) -> mem
                 created = _supersede(catalog, created, str(superseded))
             catalog.export()
         _embed_after_change(workspace, catalog, slug)
-    _refresh_entrypoint(workspace, target_scope.name, {created.type, "decision" if superseded else ""})
+    refresh_entrypoint(workspace, target_scope.name, {created.type, "decision" if superseded else ""})
     return created
 
 
@@ -233,7 +233,7 @@ def _supersede(catalog: Catalog, newer: memory.Memory, older_slug: str) -> memor
     return links.set_link_labels(catalog, newer.slug, older_slug, ["supersedes"])
 
 
-def _refresh_entrypoint(workspace: Workspace, scope_name: str, types: set[str]) -> None:
+def refresh_entrypoint(workspace: Workspace, scope_name: str, types: set[str]) -> None:
     """Regenerate the project's index.md when a change touches what it shows."""
     from . import entrypoint
 
@@ -247,8 +247,15 @@ def _refresh_entrypoint(workspace: Workspace, scope_name: str, types: set[str]) 
 # -- read -----------------------------------------------------------------------------------
 
 def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Memory:
-    """The memory `slug` from the most specific scope holding it."""
-    found_scope, path = locate(workspace, slug, scope)
+    """The memory `slug` from the most specific scope holding it (or the one renamed away from it)."""
+    try:
+        found_scope, path = locate(workspace, slug, scope)
+    except errors.NotFound:
+        renamed = _renamed_from(workspace, slug, scope)
+        if renamed is None:
+            raise
+        workspace.warn(f"{slug!r} was renamed to {renamed!r}")
+        return read(workspace, renamed, scope)
     _repair_index_on_read(workspace, found_scope, path)
     item = _read(path, found_scope, slug)
     if item.slug != slug:  # the flat file's id says otherwise: look it up by id
@@ -258,6 +265,18 @@ def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Me
             raise not_found(workspace, slug, workspace.readable_scopes(scope))
         item = _read(entry.path, found_scope, slug)
     return item
+
+
+def _renamed_from(workspace: Workspace, old: str, scope: str | None) -> str | None:
+    """The slug of the one memory that lists `old` in its `previous-slugs` (memory rename), if any."""
+    from ..catalog import maintenance
+
+    found = set()
+    for candidate in workspace.readable_scopes(scope):
+        with open_catalog(workspace, candidate, refresh=False) as catalog:
+            if catalog is not None:
+                found.update(maintenance.renamed_from(catalog, old))
+    return found.pop() if len(found) == 1 else None
 
 
 def _repair_index_on_read(workspace: Workspace, scope: Scope, path: Path) -> None:
@@ -319,7 +338,7 @@ def update(workspace: Workspace, slug: str, changes: Changes, scope: str | None 
             rewritten = _write_existing(catalog, current, fields, body)
             catalog.export()
         _embed_after_change(workspace, catalog, slug)
-    _refresh_entrypoint(workspace, found_scope.name, {current.type, rewritten.type})
+    refresh_entrypoint(workspace, found_scope.name, {current.type, rewritten.type})
     return rewritten
 
 
@@ -344,8 +363,8 @@ def _apply_changes(current: memory.Memory, changes: Changes) -> tuple[dict[str, 
         if tags != current.tags:
             fields["tags"] = tags
     status = changes.fields.get("status")
-    if status is not None and status not in memory.STATUSES:
-        raise errors.InvalidInput(f"unknown status {status!r}", "use one of: " + ", ".join(memory.STATUSES))
+    if status is not None:
+        memory.check_status(status)
     for key, value in changes.fields.items():
         if key in RESERVED_FIELDS:
             raise errors.InvalidInput(f"field {key!r} cannot be set this way", "use the matching option")
@@ -408,13 +427,7 @@ def _write_existing(catalog: Catalog, current: memory.Memory, fields: dict[str, 
     now = clock.now_iso()
     if current.created and (clock.parse(current.created) or clock.now()) > clock.now():
         now = current.created  # never let updated fall before a (skewed) created
-    fields = {**fields, "updated": now}
-    text = frontmatter.rewrite(current.document, fields, body=body, quoted=memory.TIMESTAMP_FIELDS,
-                               name=f"memory file {current.path}")
-    rollback.write(current.path, text)
-    rewritten = memory.read_file(current.path, catalog.scope.name, root=catalog.scope.root)
-    catalog.record(rewritten)
-    return rewritten
+    return rollback.rewrite(catalog, current, {**fields, "updated": now}, body=body)
 
 
 # -- delete ---------------------------------------------------------------------------------
@@ -446,7 +459,7 @@ def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletio
             catalog.forget(slug)
             links.drop_embedding(catalog, slug)
             catalog.export()
-    _refresh_entrypoint(workspace, found_scope.name, {entry.type})
+    refresh_entrypoint(workspace, found_scope.name, {entry.type})
     return Deletion(slug, found_scope.name, entry.path, unlinked)
 
 
@@ -482,17 +495,13 @@ def check_filters(filters: Filters, workspace: Workspace | None = None) -> Filte
             memory.check_type(memory_type)  # raises with the list of types
     if filters.tag is not None and not memory.LOOKUP_RE.fullmatch(filters.tag):
         memory.check_tag(filters.tag)
-    if filters.status is not None and filters.status not in memory.STATUSES:
-        raise errors.InvalidInput(f"unknown status {filters.status!r}", "use one of: " + ", ".join(memory.STATUSES))
+    if filters.status is not None:
+        memory.check_status(filters.status)
     return filters
 
 
 def _type_in_use(workspace: Workspace, memory_type: str, scope: str | None) -> bool:
-    for target in workspace.readable_scopes(scope):
-        with open_catalog(workspace, target, refresh=False) as catalog:
-            if catalog is not None and catalog.has_type(memory_type):
-                return True
-    return False
+    return any(catalog.has_type(memory_type) for _, catalog in readable.catalogs(workspace, scope, refresh=False))
 
 
 def visible_entries(workspace: Workspace, filters: Filters, *, order: str = "slug", descending: bool = False,
@@ -504,13 +513,9 @@ def visible_entries(workspace: Workspace, filters: Filters, *, order: str = "slu
     """
     found: list[Entry] = []
     since = clock.to_iso(filters.since) if filters.since else None
-    for scope in workspace.readable_scopes(filters.scope):
-        with open_catalog(workspace, scope) as catalog:
-            if catalog is None:
-                continue
-            report_problems(workspace, catalog.problems())
-            found += catalog.entries(types=filters.types, tag=filters.tag, status=filters.status, since=since,
-                                     order=order, descending=descending, limit=limit)
+    for _, catalog in readable.catalogs(workspace, filters.scope, report=True):
+        found += catalog.entries(types=filters.types, tag=filters.tag, status=filters.status, since=since,
+                                 order=order, descending=descending, limit=limit)
     return found
 
 
@@ -535,21 +540,17 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
     if not query.strip():
         raise errors.InvalidInput("empty search query", 'give some words to look for, e.g. memory search "oauth token"')
     hits: list[search.Hit] = []
-    for scope in workspace.readable_scopes(filters.scope):
-        with open_catalog(workspace, scope) as catalog:
-            if catalog is None:
+    for _, catalog in readable.catalogs(workspace, filters.scope, report=True):
+        kept = 0
+        filtered = filters.types or filters.tag or filters.since or filters.status
+        for slug, score in search.rank(catalog, query, limit=None if filtered else limit):
+            entry = catalog.get(slug)
+            if entry is None or not filters.accepts(entry):
                 continue
-            report_problems(workspace, catalog.problems())
-            kept = 0
-            filtered = filters.types or filters.tag or filters.since or filters.status
-            for slug, score in search.rank(catalog, query, limit=None if filtered else limit):
-                entry = catalog.get(slug)
-                if entry is None or not filters.accepts(entry):
-                    continue
-                hits.append(search.Hit(entry, score))
-                kept += 1
-                if kept >= limit:
-                    break
+            hits.append(search.Hit(entry, score))
+            kept += 1
+            if kept >= limit:
+                break
     ranked = sorted(hits, key=lambda hit: -hit.score)[:limit]
     for hit in ranked:
         with contextlib.suppress(OSError, UnicodeDecodeError, errors.Error):
@@ -570,10 +571,7 @@ class Reindexed:
 def reindex(workspace: Workspace, scope: str | None = None) -> list[Reindexed]:
     """Rebuild the catalog, index.json and graph.json of each scope from its files."""
     results = []
-    for target in workspace.readable_scopes(scope):
-        with open_catalog(workspace, target, refresh=False) as catalog:
-            if catalog is None:
-                continue
-            catalog.rebuild()
-            results.append(Reindexed(target.name, len(catalog.slugs()), catalog.problems()))
+    for target, catalog in readable.catalogs(workspace, scope, refresh=False):
+        catalog.rebuild()
+        results.append(Reindexed(target.name, len(catalog.slugs()), catalog.problems()))
     return results

@@ -88,10 +88,10 @@ def cached_similarity(catalog: Catalog, slugs: list[str]) -> dict[str, dict[str,
     """slug -> {neighbour: cosine} for `slugs`, from the embedding cache only (never the provider)."""
     if not queries.any_embedding(catalog):
         return {}
-    from ..vectors import semantic  # only when some memory has a cached embedding
+    from ..vectors import similarity  # only when some memory has a cached embedding
 
     near: dict[str, dict[str, float]] = {}
-    for first, second, cosine in semantic.similar_pairs(catalog, slugs=slugs, k=CANDIDATES_PER_MEMORY,
+    for first, second, cosine in similarity.similar_pairs(catalog, slugs=slugs, k=CANDIDATES_PER_MEMORY,
                                                         min_score=VECTOR_MIN):
         near.setdefault(first, {})[second] = cosine
         near.setdefault(second, {})[first] = cosine

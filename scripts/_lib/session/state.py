@@ -12,10 +12,9 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 
 from ..base import fsutil
-from ..base.datadir import fallback_data_dir
+from ..base.paths import data_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,15 +22,6 @@ if TYPE_CHECKING:
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 STALE_AFTER = 14 * 24 * 3600  # seconds: state of sessions idle this long is removed
-
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """$CLAUDE_PLUGIN_DATA, else a directory inside the global memory cache."""
-    env = os.environ if env is None else env
-    explicit = env.get("CLAUDE_PLUGIN_DATA")
-    if explicit:
-        return Path(explicit)
-    return fallback_data_dir(env)
 
 
 def safe_id(session_id: object) -> str | None:

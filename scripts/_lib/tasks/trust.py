@@ -87,7 +87,7 @@ def untrusted(workspace: Workspace, commands: list[str]) -> list[str]:
 
 def store_commands(store: TaskStore) -> dict[str, list[str]]:
     """command -> ids of the tasks that run it, for every test command of the store."""
-    from .taskstore import sort_ids
+    from .entity import sort_ids
 
     found: dict[str, list[str]] = {}
     for task_id in sort_ids(store.entries):

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 from ..base import clock, redact
 from . import trust as tasktrust
-from .taskstore import MAX_TITLE, TaskStore, sort_ids
+from .entity import MAX_TITLE, sort_ids
+from .taskstore import TaskStore
 
 
 # -- hooks: SubagentStop validation ---------------------------------------------------------
@@ -144,13 +145,13 @@ def validate_agent_tasks(workspace: Workspace, agent_type: str, *, test_timeout:
         return outcomes
     with store.mutation():
         for task_id, results in checked:
-            entry = store.entries.get(task_id)
-            if entry is None or entry["status"] != "in-progress":
+            current = store.entries.get(task_id)
+            if current is None or current["status"] != "in-progress":
                 continue  # changed while the tests ran
             entity = store.task(task_id)
             entity["validationResults"] = results
             entity["updatedAt"] = clock.now_iso()
-            store._save(entity)
+            store.save(entity)
             outcome = {"id": task_id, "testsPass": results["testsPass"],
                        "deliverablesExist": results["deliverablesExist"], "done": False, "blockedBy": []}
             if results["testsPass"] and results["deliverablesExist"]:
@@ -191,7 +192,7 @@ def _sessions_epic(store: TaskStore) -> str | None:
     roots = [task_id for task_id in sort_ids(store.entries)
              if store.entries[task_id]["parent"] is None and store.entries[task_id].get("title") == SESSIONS_EPIC]
     marked = [task_id for task_id in roots if store.task(task_id).get("origin") == TODO_ORIGIN]
-    return (marked or roots or [None])[0]
+    return (marked or roots)[0] if marked or roots else None
 
 
 def _session_feature(store: TaskStore, epic: str, session_id: str) -> str | None:

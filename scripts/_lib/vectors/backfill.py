@@ -1,7 +1,4 @@
-"""Embeddings kept in step with the memories: after a write, and `memory embed` for what is missing.
-
-Builds on the providers (embedder) and the packed vectors (semantic).
-"""
+"""Embedding memories after a write (`after_change`) and backfilling a scope (`memory embed`)."""
 
 from __future__ import annotations
 
@@ -13,18 +10,21 @@ if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
 from ..base import errors
-from ..catalog.catalog import open_catalog
-from . import semantic
-from .embedder import (BATCH_MEMORIES, BATCH_MEMORIES_IN_PROCESS, Embedder, embed_memories, read_memories,
-                       remove_orphans)
-from .provider import NOT_SET_UP, Unavailable
+from ..catalog import vectors as catalog_vectors
+from ..catalog import readable
+from .cache import remove_orphans
+from .embedder import Embedder, embed_memories, read_memories
+from .providers import NOT_SET_UP, Unavailable
+
+BATCH_MEMORIES = 16       # memories per `memory embed` round with a server ...
+BATCH_MEMORIES_IN_PROCESS = 256  # ... and with the embedded model (rounds cost a lock and an index.json update)
 
 
 def after_change(workspace: Workspace, catalog: Catalog, slugs: list[str]) -> None:
-    """Embed memories just written or updated, after the write released the scope lock (a
-    memory is searchable by meaning right after it is saved). Never raises.
+    """Embed memories just written or updated after the write released the scope
+    lock. Never raises.
 
-    With no working provider the memory is saved in full without an
+    Degradation matrix: with no working provider the memory is saved in full without an
     embedding. A failure seen by this command gives a one-line warning; one remembered from
     an earlier command (within DOWN_SECONDS) costs no wait and no repeated warning. With
     provider `auto`, a provider that is merely not set up here (no Ollama, the embedded
@@ -36,7 +36,9 @@ def after_change(workspace: Workspace, catalog: Catalog, slugs: list[str]) -> No
         if embedder.disabled:
             return
         embedder.ready()
-        expected = semantic.cached_dimension(catalog, embedder.model)
+        from . import pack as packed  # not on the import path of every write: only with a provider
+
+        expected = packed.cached_dimension(catalog, embedder.model)  # the packed cache knows the vector size
         embed_memories(embedder, catalog, read_memories(catalog, slugs), expected_dim=expected)
     except Unavailable as exc:
         quiet = exc.remembered or (embedder is not None and embedder.settings.provider == "auto"
@@ -75,45 +77,44 @@ def backfill(workspace: Workspace, scope: str | None = None, *, everything: bool
     before the next is embedded, so a run that is killed keeps what it wrote, and the
     next run continues from there.
     """
+    from . import pack as packed
+
     if batch is not None and batch < 1:
         raise errors.InvalidInput("--batch must be at least 1")
     embedder = embedder or Embedder(workspace)
     embedder.ready(refresh=True)
     batch = batch or (BATCH_MEMORIES_IN_PROCESS if embedder.ready().in_process else BATCH_MEMORIES)
     results = []
-    for target in workspace.readable_scopes(scope):
-        with open_catalog(workspace, target) as catalog:
-            if catalog is None:
-                continue
-            model = embedder.model
-            with catalog.locked():
-                removed = remove_orphans(catalog)
-            pack = semantic.Pack.fresh(catalog, model)
-            current = semantic.catalog_hashes(catalog)
-            result = Backfill(target.name, len(current))
-            result.removed = removed
-            todo = sorted(slug for slug, content_hash in current.items()
-                          if everything or not pack.usable(slug, content_hash))
-            result.up_to_date = len(current) - len(todo)
-            expected = None if everything or not pack.rows else pack.dim
+    for target, catalog in readable.catalogs(workspace, scope):
+        model = embedder.model
+        with catalog.locked():
+            removed = remove_orphans(catalog)
+        pack = packed.Pack.fresh(catalog, model)
+        current = catalog_vectors.content_hashes(catalog)
+        result = Backfill(target.name, len(current))
+        result.removed = removed
+        todo = sorted(slug for slug, content_hash in current.items()
+                      if everything or not pack.usable(slug, content_hash))
+        result.up_to_date = len(current) - len(todo)
+        expected = None if everything or not pack.rows else pack.dim
+        if progress:
+            progress(target.name, 0, len(todo))
+        for start in range(0, len(todo), batch):
+            slugs = todo[start:start + batch]
+            items = read_memories(catalog, slugs)
+            try:
+                written = embed_memories(embedder, catalog, items, expected_dim=expected)
+            except Unavailable as exc:
+                if start:
+                    exc.message += (f" (after embedding {result.embedded} of {len(todo)} in the {target.name} "
+                                    "scope; run `memory embed` again to continue)")
+                raise
+            if expected is None and written:
+                expected = embedder.ready().dim
+            result.embedded += len(written)
+            result.skipped += len(slugs) - len(written)
             if progress:
-                progress(target.name, 0, len(todo))
-            for start in range(0, len(todo), batch):
-                slugs = todo[start:start + batch]
-                items = read_memories(catalog, slugs)
-                try:
-                    written = embed_memories(embedder, catalog, items, expected_dim=expected)
-                except Unavailable as exc:
-                    if start:
-                        exc.message += (f" (after embedding {result.embedded} of {len(todo)} in the {target.name} "
-                                        "scope; run `memory embed` again to continue)")
-                    raise
-                if expected is None and written:
-                    expected = embedder.ready().dim
-                result.embedded += len(written)
-                result.skipped += len(slugs) - len(written)
-                if progress:
-                    progress(target.name, min(start + batch, len(todo)), len(todo))
-            semantic.Pack.fresh(catalog, model)  # so the first search need not pack the new entries
-            results.append(result)
+                progress(target.name, min(start + batch, len(todo)), len(todo))
+        packed.Pack.fresh(catalog, model)  # so the first search need not pack the new entries
+        results.append(result)
     return embedder, results

@@ -21,11 +21,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from .embedder import Settings
+    from .providers import Settings
 
 from ..base import errors, fsutil
+from ..base.stamps import file_stamp
 from . import staticmodel
-from .provider import Status, Unavailable
+from .providers import Status, Unavailable
 
 INDEX_DIR_NAME = "static-models"   # in the global scope's .cache
 DIGESTS_NAME = "digests.json"      # local model directory -> digest of its files, by file stamps
@@ -34,7 +35,7 @@ MAX_DIGESTS = 8
 
 
 class Embedded:
-    """A static model, loaded once per process; the provider interface of embed.Ollama."""
+    """A static model, loaded once per process; the provider interface of providers.Ollama."""
 
     name = "the embedded model"
     kind = "embedded"
@@ -140,13 +141,9 @@ def index_dir(global_root: Path) -> Path | None:
 
 def directory_identity(directory: Path, memo_dir: Path | None) -> str:
     """`<directory name>@<digest>`: a digest of the model's files, remembered by their stamps."""
-    stamps = []
-    for name in staticmodel.FILES:
-        try:
-            info = os.stat(directory / name)
-        except OSError:
-            return directory.name  # missing files: load() says which
-        stamps.append([name, info.st_size, info.st_mtime_ns, info.st_ino])
+    stamps = [[name, file_stamp(directory / name)] for name in staticmodel.FILES]
+    if any(stamp is None for _, stamp in stamps):
+        return directory.name  # missing files: load() says which
     key = os.path.realpath(directory)
     memo_path = memo_dir / DIGESTS_NAME if memo_dir is not None else None
     memo: dict[str, Any] = {}

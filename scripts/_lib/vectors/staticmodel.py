@@ -42,7 +42,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-from ..base import errors
+from ..base import errors, stamps
 from . import hftokenizer
 
 DEFAULT_MODEL = "minishlab/potion-retrieval-32M"
@@ -368,11 +368,10 @@ def _check_tensors(path: Path, tensors: dict[str, Tensor],
 
 def _load_tokenizer(path: Path, index_dir: Path | None) -> hftokenizer.Tokenizer:
     try:
-        stat = path.stat()
         real = os.path.realpath(path)
+        stamp = [real, stamps.of(path.stat())]
     except OSError as exc:
         raise _broken(path, f"cannot be read ({exc.strerror or exc})") from None
-    stamp = [real, stat.st_size, stat.st_mtime_ns, stat.st_ino]
     index_path = None
     if index_dir is not None:
         from zlib import crc32  # the index names its tokenizer.json in full: a clash only rebuilds

@@ -19,16 +19,15 @@ Stdlib only: the bootstrap hook and the probe run it on interpreters without any
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from pathlib import Path
 
-from ..base.datadir import fallback_data_dir
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Mapping
+    from typing import Any
+
+from ..base.paths import DATA_ENV, data_dir  # noqa: F401  (where the runtime lives: part of its API)
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[3]
 REQUIREMENTS = PLUGIN_ROOT / "requirements.txt"
@@ -36,7 +35,6 @@ INTERPRETER_NAME = "interpreter"
 RECORD_NAME = "runtime.json"
 VENV_NAME = "venv"
 RECORD_VERSION = 1
-DATA_ENV = "CLAUDE_MEMORY_DATA"  # the data directory, exported to Claude's Bash tool for bin/memory
 READY, MISSING = "ready", "missing"  # runtime.json `state`: the interpreter has every requirement, or not
 FIRST_RETRY = 300.0   # seconds after a failed build before the next session tries again ...
 LAST_RETRY = 86400.0  # ... growing fourfold per failure up to this
@@ -197,17 +195,6 @@ def describe_missing(results: list[dict[str, Any]] | None) -> str:
 
 
 # -- the data directory --------------------------------------------------------------------
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The plugin data directory: $CLAUDE_PLUGIN_DATA in hooks, $CLAUDE_MEMORY_DATA in Claude's Bash
-    tool (the SessionStart hook exports it), else the fallback inside the global memory cache."""
-    env = os.environ if env is None else env
-    for name in ("CLAUDE_PLUGIN_DATA", DATA_ENV):
-        if env.get(name):
-            return Path(env[name])
-    return fallback_data_dir(env)
-
-
 
 def venv_python(data: Path) -> str:
     return str(data / VENV_NAME / "bin" / "python")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Iterator, Mapping
 
 from . import config as config_mod
-from ..base import errors, fsutil
+from ..base import errors, fsutil, paths
 
 SCOPE_ORDER = ("enterprise", "local", "project", "global")
 WRITABLE_DEFAULTS = ("global", "project", "local")
@@ -105,10 +105,8 @@ class Workspace:
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         self.warnings: list[str] = []
-        home = self.env.get("HOME") or os.path.expanduser("~")
-        self.home = Path(home)
-        config_dir = self.env.get("CLAUDE_CONFIG_DIR")
-        self.global_root = (Path(config_dir).expanduser() if config_dir else self.home / ".claude") / "memory"
+        self.home = paths.home(self.env)
+        self.global_root = paths.claude_dir(self.env) / "memory"
         explicit = self.env.get("CLAUDE_PROJECT_DIR")
         git_top = _find_git_top(self.cwd.resolve() if self.cwd.exists() else self.cwd)
         if explicit:
@@ -286,11 +284,24 @@ def scaffolded(workspace: Workspace, scope: Scope) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        if created and _only_scaffolding(scope.root):
-            import shutil
-
-            shutil.rmtree(made, ignore_errors=True)
+        if created:
+            _remove_if_only_scaffolding(scope, made)
         raise
+
+
+def _remove_if_only_scaffolding(scope: Scope, made: Path) -> None:
+    """Remove `made` when the scope holds nothing but scaffolding. Checked and removed under the
+    scope lock: a memory another process writes into the new directory meanwhile (it writes under
+    that lock) is either seen, and the directory kept, or written after, into a directory that is
+    gone, which fails loudly instead of losing it."""
+    import shutil
+
+    try:
+        with fsutil.exclusive_lock(scope.lock_path, timeout=1.0, what=f"{scope.name} memory"):
+            if _only_scaffolding(scope.root):
+                shutil.rmtree(made, ignore_errors=True)
+    except (errors.Error, OSError):
+        pass  # busy or unreadable: leave the scaffolding, it is harmless
 
 
 def _only_scaffolding(root: Path) -> bool:

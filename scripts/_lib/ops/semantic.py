@@ -1,8 +1,9 @@
-"""Semantic and hybrid search: the query's embedding against each scope's packed vectors.
+"""Semantic and hybrid search over cached embeddings (`memory semantic`).
 
-Hybrid ranking fuses the keyword (BM25) and cosine rankings (fuse; FUSION); a long memory
-is ranked by its best-matching chunk (embed.chunk_texts). With no working provider the
-search falls back to keyword search and says why.
+The query is embedded while each scope prepares its keyword ranking and packed vectors
+(vectors/pack.py); the approximate winners are then re-scored exactly from their cache
+files. Hybrid ranking fuses the keyword (BM25) and cosine rankings (fuse; FUSION); a long
+memory is ranked by its best-matching chunk (embedder.chunk_texts).
 """
 
 from __future__ import annotations
@@ -19,16 +20,15 @@ if TYPE_CHECKING:
 
     from ..catalog.catalog import Catalog
     from ..workspace.scopes import Workspace
+    from .store import Filters
 
-from ..base import clock, errors
+from ..base import errors
+from ..catalog import readable
 from ..catalog.catalog import open_catalog
-from ..catalog import queries
-from ..model import frontmatter, memory
-from ..vectors import embedder as embed
-from ..vectors.semantic import Pack, catalog_hashes
-from . import search, store
-from .lookup import report_problems
-from .store import Filters
+from ..catalog.vectors import content_hashes, updated_times
+from ..vectors import cache, embedder as embed
+from ..vectors.pack import Pack
+from . import search
 
 MODES = ("hybrid", "semantic")
 # Hybrid: how the keyword and meaning rankings are merged (fuse: method, keyword weight, rrf k),
@@ -42,6 +42,8 @@ LAZY_LIMIT = 16          # missing embeddings a search computes on the way with 
 LAZY_LIMIT_IN_PROCESS = 128  # ... with the embedded model (about 2 ms each)
 RESCORE_EXTRA = 10       # approximate winners re-scored exactly beyond --limit
 
+
+# -- search -----------------------------------------------------------------------------------
 
 class Hit(search.Hit):
     """One semantic or hybrid search result."""
@@ -90,6 +92,8 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
     the Outcome then carries the reason and setup instructions. `embedder`: one made with
     the caller's download permission (default: no download).
     """
+    from . import store
+
     store.check_filters(filters, workspace)
     if not query.strip():
         raise errors.InvalidInput("empty search query",
@@ -151,11 +155,11 @@ class _Scope:
 
 
 def _catalogs(workspace: Workspace, stack: contextlib.ExitStack, filters: Filters) -> list[Catalog]:
-    found = []
+    found = []  # all open at once (the walk of readable.catalogs closes each before the next)
     for scope in workspace.readable_scopes(filters.scope):
         catalog = stack.enter_context(open_catalog(workspace, scope))
         if catalog is not None:
-            report_problems(workspace, catalog.problems())
+            readable.report_problems(workspace, catalog.problems())
             found.append(catalog)
     return found
 
@@ -167,7 +171,7 @@ def _prepare(embedder: embed.Embedder, catalog: Catalog, query: str, filters: Fi
         depth = KEYWORD_DEPTH if allowed is None else None  # with filters: rank all, then filter
         keyword = [(slug, score) for slug, score in search.rank(catalog, query, limit=depth)
                    if allowed is None or slug in allowed]
-    return _Scope(catalog, catalog_hashes(catalog), Pack.fresh(catalog, embedder.model), allowed, keyword)
+    return _Scope(catalog, content_hashes(catalog), Pack.fresh(catalog, embedder.model), allowed, keyword)
 
 
 def _search(workspace: Workspace, embedder: embed.Embedder, scopes: list[_Scope], query: str,
@@ -255,6 +259,8 @@ def _allowed(catalog: Catalog, filters: Filters) -> set[str] | None:
     """Slugs passing the filters (None: no filter given)."""
     if not (filters.types or filters.tag or filters.status or filters.since):
         return None
+    from ..base import clock
+
     since = clock.to_iso(filters.since) if filters.since else None
     return {entry.slug for entry in catalog.entries(types=filters.types, tag=filters.tag, status=filters.status,
                                                      since=since)}
@@ -276,7 +282,7 @@ def _pack_with_missing(workspace: Workspace, embedder: embed.Embedder, part: _Sc
     missing = [slug for slug, content_hash in current.items() if usable.get(slug) != content_hash]
     if not missing:
         return pack
-    updated = queries.updated_times(catalog)
+    updated = updated_times(catalog)
     missing.sort(key=lambda slug: updated.get(slug, ""), reverse=True)  # the newest first
     lazy = LAZY_LIMIT_IN_PROCESS if embedder.ready().in_process else LAZY_LIMIT
     try:
@@ -301,7 +307,7 @@ def _cosine(a: list[float], b: list[float]) -> float:
 
 def _rescore(hit: Hit, catalog: Catalog, query_vector: list[float]) -> None:
     """Exact cosine of the hit's best row, from its cache file."""
-    cached = embed.read_cached(embed.cache_path(catalog, hit.entry.slug))
+    cached = cache.read_cached(cache.cache_path(catalog, hit.entry.slug))
     if cached is None or cached.content_hash != hit.entry.content_hash or len(cached.vectors[0]) != len(query_vector):
         return
     scores = [_cosine(query_vector, vector) for vector in cached.vectors]
@@ -310,6 +316,8 @@ def _rescore(hit: Hit, catalog: Catalog, query_vector: list[float]) -> None:
 
 
 def _add_snippet(hit: Hit, query: str, size: tuple[int, int]) -> None:
+    from ..model import frontmatter, memory
+
     with contextlib.suppress(OSError, UnicodeDecodeError, errors.Error):
         content = memory.content_of(frontmatter.split(hit.entry.path.read_text(encoding="utf-8")).body)
         if hit.chunk:
@@ -317,6 +325,3 @@ def _add_snippet(hit: Hit, query: str, size: tuple[int, int]) -> None:
             if hit.chunk <= len(chunks):
                 content = chunks[hit.chunk - 1][len(hit.entry.title) + 2:]
         hit.snippet = search.snippet(content, query)
-
-
-# -- similarity for link suggestions and hooks ------------------------------------------------
