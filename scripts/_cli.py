@@ -86,6 +86,9 @@ def filters_from(args: argparse.Namespace) -> Any:
 
 def run(main: Callable[[list[str]], int]) -> NoReturn:
     """Run a script's main with the project's error handling and exit with its code."""
+    from _lib.workspace.scopes import Workspace
+
+    Workspace.progress = staticmethod(_progress)  # type: ignore[assignment]
     try:
         code = main(sys.argv[1:])
     except errors.Error as exc:
@@ -110,6 +113,11 @@ def run(main: Callable[[list[str]], int]) -> NoReturn:
         code = problem.exit_code
     _flush_warnings()
     sys.exit(code)
+
+
+def _progress(line: str) -> None:
+    sys.stderr.write(f"note: {line}\n")
+    sys.stderr.flush()
 
 
 def print_error(exc: errors.Error) -> None:

@@ -163,6 +163,7 @@ def test_gotchas_of_an_adopted_store_are_injected_by_severity(env: Env, adopted:
     source = env.project / "src" / "billing" / "invoice.ts"
     source.parent.mkdir(parents=True)
     source.write_text("export const total = 1;\n")
+    env.ok("list", "--limit", "1")  # builds the catalog: a hook facing 400 unindexed files answers partially
     session = str(uuid.uuid4())
     context = run_hook(env, "memory-context", {"session_id": session, "cwd": str(env.project),
                                                "hook_event_name": "PostToolUse", "tool_name": "Read",

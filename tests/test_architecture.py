@@ -193,12 +193,6 @@ def test_no_import_cycles_between_modules() -> None:
 SQL_ATTRIBUTES = {"conn", "execute", "executemany", "executescript"}
 
 # Modules outside catalog/ that still run SQL, each on its way into the catalog package.
-SQL_ALLOWED = {
-    # BM25 ranking SQL: being moved into catalog/bm25.py (the "scale" helper's change).
-    "scripts/_lib/ops/search.py",
-}
-
-
 def sql_uses(path: Path) -> list[int]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     lines = []
@@ -221,13 +215,7 @@ def test_only_the_catalog_package_talks_to_sqlite() -> None:
     offending = []
     for path in sources:
         relative = path.relative_to(ROOT).as_posix()
-        if relative in SQL_ALLOWED:
-            continue
         text = path.read_text(encoding="utf-8").splitlines()
         offending += [f"{relative}:{n}: {text[n - 1].strip()}" for n in sql_uses(path)]
     assert not offending, "SQL outside scripts/_lib/catalog/:\n" + "\n".join(offending)
 
-
-def test_the_sql_allowlist_names_files_that_exist() -> None:
-    missing = [p for p in SQL_ALLOWED if not (ROOT / p).is_file()]
-    assert not missing, f"allowlisted files that no longer exist: {missing}"

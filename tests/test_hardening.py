@@ -224,6 +224,53 @@ def test_a_process_killed_between_catalog_and_exports_loses_nothing(env: Env, op
     assert "learning-gamma" in env.index(env.project_dir)["memories"]
 
 
+KILLED_DURING_EXPORT = textwrap.dedent("""
+    import os, sys
+    sys.path.insert(0, {scripts!r})
+    from _lib.ops import links, store
+    from _lib.workspace.scopes import Workspace
+    replace = os.replace
+    def dying(source, target, *args, **kwargs):  # dies with the patched file written beside, not renamed
+        if str(target).endswith(sys.argv[2]):
+            os._exit(9)
+        return replace(source, target, *args, **kwargs)
+    os.replace = dying
+    if sys.argv[1] == "write":
+        store.write(Workspace(), store.NewMemory(title="Written then killed", tags=["k"], content="body",
+                                                 links=["learning-alpha"]))
+    else:
+        links.link(Workspace(), "learning-alpha", "learning-beta", label="builds-on")
+""")
+
+
+@pytest.mark.parametrize("operation", ["write", "link"])
+@pytest.mark.parametrize("export", ["index.json", "graph.json"])
+def test_a_process_killed_while_patching_an_export_leaves_it_whole(env: Env, operation: str, export: str) -> None:
+    """index.json and graph.json are patched for a one-memory change by splicing its line into a
+    copy renamed over the file: killed at that moment, readers still find the whole previous
+    file, and the next command brings it up to date."""
+    for number in range(30):
+        env.ok("write", f"Filler {number}", "--tags", "k")
+    env.ok("write", "Alpha", "--tags", "k")
+    env.ok("write", "Beta", "--tags", "k")
+    env.ok("link", "learning-filler-0", "learning-filler-1")
+    before = (env.project_dir / export).read_bytes()
+    script = env.root / "killed.py"
+    script.write_text(KILLED_DURING_EXPORT.format(scripts=str(SCRIPTS)))
+    died = subprocess.run([sys.executable, str(script), operation, export], cwd=env.project, env=env.environ())
+    assert died.returncode == 9
+    assert (env.project_dir / export).read_bytes() == before  # the previous file, whole
+    json.loads(before)
+    env.ok("list")
+    assert_consistent(env.project_dir)
+    assert not list(env.project_dir.glob(".*.tmp"))
+    if operation == "write":
+        assert "learning-written-then-killed" in env.index(env.project_dir)["memories"]
+    else:
+        edges = json.loads((env.project_dir / "graph.json").read_text())
+        assert {"target": "learning-beta", "label": "builds-on"}.items() <= edges["learning-alpha"][0].items()
+
+
 # -- hostile input --------------------------------------------------------------------------------
 
 HOSTILE = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300) | st.sampled_from([

@@ -30,7 +30,7 @@ from ..base import clock, errors, fsutil, stamps, text
 from ..base.stamps import file_stamp
 from ..model import graph, memory, predecessor
 from ..workspace import layout
-from . import edges as edge_tables, rollback
+from . import bm25, edges as edge_tables, freshness, rollback
 from .journal import of as journal_of
 from ..workspace.config import Config
 from ..workspace.scopes import Scope
@@ -50,6 +50,8 @@ ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held
 PENDING = "pending:"
 # meta: "<stamp> <format>" of an index.json or graph.json another tool wrote (see layout), as last read
 FOREIGN = "foreign:"
+HOOK_CATCH_UP_FILES = 100  # changed files a hook takes in itself: about 200 ms of reading and recording
+PROGRESS_FILES = 300  # a catch-up of more files than this takes over a second: say so
 NODES_DIR = layout.NODES_DIR  # memory-graph layout: nodes/<kind>/<id>.md
 # generated entry point, docs, the earlier plugin's Mermaid rendering and settings: not memories
 NOT_MEMORIES = frozenset({"index.md", "readme.md", "graph.md", "memory.local.md", "memory.example.md"})
@@ -76,7 +78,7 @@ CREATE TABLE IF NOT EXISTS problems(relpath TEXT PRIMARY KEY, stamp TEXT NOT NUL
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """ + graph.SCHEMA
 
-_ENTRY_COLUMNS = "slug, relpath, type, title, tags, created, updated, status, links, extra, hash, has_embedding"
+_ENTRY_COLUMNS = "slug, relpath, type, title, tags, created, updated, status, links, extra, hash, has_embedding, stamp"
 
 
 class Entry:
@@ -86,12 +88,13 @@ class Entry:
     """
 
     __slots__ = ("slug", "scope", "root", "relpath", "type", "title", "tags", "created", "updated", "status",
-                 "content_hash", "has_embedding", "_links", "_extra")
+                 "content_hash", "has_embedding", "stamp", "_links", "_extra")
 
     def __init__(self, slug: str, scope: str, root: Path, relpath: str, type: str, title: str, tags: list[str],
                  created: str, updated: str, status: str, links: list[str] | str, extra: dict[str, Any] | str,
-                 content_hash: str = "", has_embedding: bool = False) -> None:
+                 content_hash: str = "", has_embedding: bool = False, stamp: str = "") -> None:
         self.slug, self.scope, self.root, self.relpath = slug, scope, root, relpath
+        self.stamp = stamp  # the file's "inode:mtime:size" when it was recorded
         self.type, self.title, self.tags, self.created, self.updated = type, title, tags, created, updated
         self.status, self.content_hash, self.has_embedding = status, content_hash, has_embedding
         self._links, self._extra = links, extra  # JSON text until first used
@@ -230,6 +233,14 @@ class Catalog:
         self._graph_full = False  # graph.json must be rendered whole
         self._pending = False     # this process marked the exports pending (see PENDING)
         self._inherited = False   # a killed process left them pending: rewrite them whole
+        self._counted = [0, 0]    # memories and total length this transaction added (see bm25.collection)
+        self.verifying = False    # queries check the files of what they return (open_catalog with refresh)
+        # Hooks take in at most this many changed files; more and they answer from the catalog as it
+        # is (`partial`) and leave the rest to a detached catch-up (`background`, set by open_catalog).
+        self.catch_up_limit: int | None = None if may_replace else HOOK_CATCH_UP_FILES
+        self.partial = False
+        self.background: Callable[[], None] | None = None
+        self.progress: Callable[[str], None] | None = None  # told of a catch-up of many files
 
     # -- opening ------------------------------------------------------------------------
 
@@ -270,13 +281,14 @@ class Catalog:
     # -- locking and transactions -----------------------------------------------------------
 
     @contextlib.contextmanager
-    def locked(self, *, touching: Iterable[str] | None = None) -> Iterator["Catalog"]:
+    def locked(self, *, touching: Iterable[str] | None = None, files: Iterable[str] = (),
+               catch_up: bool = True) -> Iterator["Catalog"]:
         """Hold the scope's write lock (re-entrant) and bring the catalog up to date first.
 
-        `touching`: the slugs of the only memories the caller reads from the catalog. When the
-        scope directory has not changed since the catalog last saw it and those files are as
-        recorded, the scan of every file is skipped (a file edited in place by hand meanwhile
-        is found by the next command that scans: list, search, read, hooks' refresh).
+        `touching`: the slugs of the only memories the caller reads from the catalog (`files`:
+        relpaths of more). Then only files that came, went or were replaced (the directory
+        stamps tell) and those are checked, not every file (see freshness); None: every file.
+        `catch_up` False: none (the caller re-reads everything itself).
         """
         if self._lock_depth:
             self._lock_depth += 1
@@ -293,7 +305,7 @@ class Catalog:
         with self._scope_lock():
             self._lock_depth = 1
             try:
-                if touching is None or not self._resume(touching):
+                if catch_up and (touching is None or not self._catch_up(touching, files)):
                     self._sync(scan(self.scope.root))
                 yield self
             finally:
@@ -301,7 +313,8 @@ class Catalog:
                 if self._disk is not None and self._disk.dirty:
                     self._set_meta(DISK_KEY, self._disk.digest())
                 self._disk = None
-                self._set_meta(ROOT_KEY, directory_stamp(self.scope.root))
+                if not self.partial:  # else the next hook or command still sees the directory changed
+                    self._set_meta(ROOT_KEY, directory_stamp(self.scope.root))
 
     def _scope_lock(self) -> Any:
         """The scope's lock; on storage that refuses writes, none when its file cannot even be made
@@ -330,9 +343,12 @@ class Catalog:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (call while holding the lock)."""
         self.conn.execute("BEGIN IMMEDIATE")
+        self._counted = [0, 0]
         try:
             self._mark_exports_pending()
             yield self.conn
+            if self._counted != [0, 0]:
+                bm25.count_changes(self.conn, *self._counted)
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
@@ -346,20 +362,30 @@ class Catalog:
         from the catalog as it is rather than stall Claude."""
         return self.command_lock_seconds if self.may_replace else fsutil.HOOK_LOCK_SECONDS
 
-    def refresh(self) -> None:
-        """Make the catalog and exported files match the memory files (cheap when they do).
+    def refresh(self, *, full: bool = False) -> None:
+        """Make the catalog and exported files match the memory files: those that came, went or
+        were replaced (directory stamps), or with `full` every file's stamp. Cheap when they match.
         In a hook, a lock held elsewhere means answering from the catalog as it is."""
         if self.unwritable is not None and not _in_memory(self.conn):
             self.warnings.append(f"{self.scope.name} scope: answered from the catalog as it was "
                                  f"({self.unwritable.message})")
             return
-        root_stamp = directory_stamp(self.scope.root)
-        disk = scan(self.scope.root)
         if self._lock_depth:
-            self._sync(disk)
-        elif disk.leftovers or not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current()):
+            self._sync(scan(self.scope.root))
+            return
+        root_stamp = directory_stamp(self.scope.root)
+        if full or (self.scope.root / NODES_DIR).exists():
+            disk = scan(self.scope.root)
+            stale = disk.leftovers or not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current())
+        else:
+            disk = None
+            stale = self._meta(DISK_KEY) is None or self._meta(ROOT_KEY) != root_stamp or not self._exports_current()
+        if stale and self.catch_up_limit is not None and catch_up_running(self.scope.cache_dir):
+            self.partial = True  # a hook does not queue behind the catch-up for the lock
+            self.warnings.append(f"{self.scope.name} scope: partial answer: a background catch-up is under way")
+        elif stale:
             try:
-                with self.locked():
+                with self.locked(touching=None if disk is not None else ()):
                     pass  # locked() syncs
             except errors.Busy:
                 if self.may_replace:
@@ -369,9 +395,8 @@ class Catalog:
             self._set_meta(ROOT_KEY, root_stamp)  # e.g. a non-memory file came or went
 
     def refresh_if_moved(self) -> None:
-        """A cheaper check for hooks: sync only when the scope directory itself changed since
-        the last command (files added, removed or replaced by rename). Edits made in place
-        wait for the next `memory` command, which always checks every file."""
+        """The hooks' check: sync only when the scope directory itself changed since the last
+        command (files added, removed or replaced by rename)."""
         if directory_stamp(self.scope.root) != self._meta(ROOT_KEY):
             self.refresh()
 
@@ -380,9 +405,12 @@ class Catalog:
         went, an export is missing or was touched by someone else, or the file being read
         (`relpath`) changed since it was indexed. A few stats when nothing changed."""
         recorded = self._recorded_stamp(relpath)
-        if (recorded is None or recorded != file_stamp(self.scope.root / relpath)
-                or directory_stamp(self.scope.root) != self._meta(ROOT_KEY) or not self._exports_current()):
-            self.refresh()
+        if recorded is None or recorded != file_stamp(self.scope.root / relpath):
+            if self.unwritable is None:
+                with self.locked(touching=(), files=[relpath]):
+                    pass  # locked() takes it in
+                return
+        self.refresh()
 
     def rescan(self) -> None:
         """Take in files this process changed in bulk under the lock (one pass, one transaction)."""
@@ -391,7 +419,7 @@ class Catalog:
 
     def rebuild(self) -> None:
         """Forget everything derived and re-read every file (labels in graph.json are kept)."""
-        with self.locked():
+        with self.locked(catch_up=False):  # every file is read once, below
             with self.transaction() as conn:
                 for table in ("docs", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
                     conn.execute(f"DELETE FROM {table}")
@@ -406,29 +434,38 @@ class Catalog:
         if disk.leftovers and self.scope.root_writable:  # we hold the lock: no write of ours is under way
             fsutil.remove_stale_temps(self.scope.root)
         state = DiskState(disk)
-        disk_text = state.digest()
         graph_import, earlier_graph = self._changed_graph()
         self._adopt_index()
         self._disk = state
-        if (self._meta(DISK_KEY) == disk_text and graph_import is None and earlier_graph is None
+        if (self._meta(DISK_KEY) == state.digest() and graph_import is None and earlier_graph is None
                 and self._exports_current()):
             return
         known = self._known()
-        changed = sorted((path for path, stamp in disk.items() if known.get(path) != stamp), key=claim_order)
+        changed = {path: stamp for path, stamp in disk.items() if known.get(path) != stamp}
         removed = [path for path in known if path not in disk]
+        if self._over_budget(len(changed) + len(removed)):
+            digest = self._meta(DISK_KEY)
+            self._disk = DiskState.resumed(digest, self._recorded_stamp) if digest else None
+            return
+        if self.journal is not None and self.scope.root_writable and not known and self.journal.knows(self.scope.root):
+            self.journal.missing(self.scope.root, disk)  # a catalog built afresh: what went meanwhile
+        self._apply(changed, removed, graph_import, earlier_graph)
+
+    def _apply(self, changed: dict[str, str], removed: list[str], graph_import: Any = None,
+               earlier_graph: Any = None) -> None:
+        """Record the files that changed (relpath -> stamp) and forget the removed ones, in one
+        transaction; then export. Callers keep `self._disk` in step."""
         parsed: list[tuple[str, str, memory.Memory | str]] = []
-        for relpath in changed:
+        for relpath in sorted(changed, key=claim_order):
             try:
-                parsed.append((relpath, disk[relpath], memory.read_file(self.scope.root / relpath, self.scope.name,
-                                                                        root=self.scope.root)))
+                parsed.append((relpath, changed[relpath], memory.read_file(self.scope.root / relpath,
+                                                                           self.scope.name, root=self.scope.root)))
             except errors.Error as exc:
-                parsed.append((relpath, disk[relpath], exc.message))
+                parsed.append((relpath, changed[relpath], exc.message))
         if self.journal is not None and self.scope.root_writable:
             self.journal.gone(self.scope.root, removed, ours=False)  # deleted outside the tool
             self.journal.saw(self.scope.root, [(relpath, item.slug, item.document.text().encode("utf-8"))
                                                for relpath, _, item in parsed if not isinstance(item, str)], ours=False)
-            if not known and self.journal.knows(self.scope.root):  # a catalog built afresh: what went meanwhile
-                self.journal.missing(self.scope.root, disk)
         touched: set[str] = set()
         with self.transaction() as conn:
             for relpath in removed:
@@ -447,21 +484,83 @@ class Catalog:
                 self._graph_full = True
             else:
                 self._graph_changes.update(edge_tables.refresh(conn, touched, self.labels))
-            self._set_meta(DISK_KEY, disk_text)
+            if self._disk is not None:
+                self._set_meta(DISK_KEY, self._disk.digest())
         self.export()
 
-    def _resume(self, slugs: Iterable[str]) -> bool:
-        """Take the recorded state as current without a scan, when that is safe (see `locked`)."""
+    def _catch_up(self, slugs: Iterable[str], files: Iterable[str] = ()) -> bool:
+        """Bring the catalog up to date from what the directory stamps and the files of `slugs`
+        tell, without a stat of every file (see freshness). False: only a full scan will do
+        (no catalog yet, the memory-graph layout, an export someone else touched, a temp file left)."""
         root = self.scope.root
         digest = self._meta(DISK_KEY)
-        if (digest is None or directory_stamp(root) != self._meta(ROOT_KEY) or (root / NODES_DIR).exists()
-                or not self._exports_current()):
+        if digest is None or (root / NODES_DIR).exists() or not self._exports_current():
             return False
-        for slug in slugs:
-            row = self.conn.execute("SELECT relpath, stamp FROM docs WHERE slug=?", (slug,)).fetchone()
-            if row is not None and file_stamp(root / row[0]) != row[1]:
+        stale: dict[str, str | None] = {}
+        if directory_stamp(root) != self._meta(ROOT_KEY):
+            names = freshness.listing(root, NOT_MEMORIES)
+            if names is None:
                 return False
+            stale = freshness.differences(root, names, self._known())
+        relpaths = set(files)
+        for slug in slugs:
+            row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
+            if row is not None:
+                relpaths.add(row[0])
+        for relpath in relpaths - set(stale):
+            now = freshness.regular_file_stamp(root / relpath)
+            if now != self._recorded_stamp(relpath):
+                stale[relpath] = now
         self._disk = DiskState.resumed(digest, self._recorded_stamp)
+        if self._over_budget(len(stale)):
+            return True
+        if stale:
+            for relpath, stamp in stale.items():
+                self._disk.recall(relpath)
+                self._disk.note(relpath, stamp)
+            self._apply({relpath: stamp for relpath, stamp in stale.items() if stamp is not None},
+                        [relpath for relpath, stamp in stale.items() if stamp is None])
+        return True
+
+    def _over_budget(self, count: int) -> bool:
+        """Whether `count` changed files are more than this process may take in now: then it answers
+        from the catalog as it is, marked partial, and a detached process catches up. Else a catch-up
+        that takes over a second is announced."""
+        if self.catch_up_limit is not None and count > self.catch_up_limit:
+            self.partial = True
+            self.warnings.append(f"{self.scope.name} scope: partial answer: {count} memory files changed outside "
+                                 "the tool are left to a background catch-up")
+            if self.background is not None:
+                self.background()
+            return True
+        if count > PROGRESS_FILES and self.progress is not None:
+            self.progress(f"{self.scope.name} scope: reading {count} memory files changed since the catalog last saw them...")
+        return False
+
+    def verify_slugs(self, slugs: list[str]) -> bool:
+        """`verify` for memories known by slug (e.g. a ranking's results)."""
+        if self._lock_depth or not self.verifying or not slugs:
+            return False
+        rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE slug IN ({', '.join('?' * len(slugs))})",
+                                 slugs).fetchall()
+        return self.verify([self._entry(row) for row in rows])
+
+    def verify(self, entries: list[Entry]) -> bool:
+        """Check the files of entries a reading command is about to return against their recorded
+        stamps, and take in those edited by hand (under the lock). True when any was stale: the
+        caller queries again. Not while locked: a mutation checks what it touches itself."""
+        if self._lock_depth or not self.verifying or not entries:
+            return False
+        root = self.scope.root
+        if all(freshness.regular_file_stamp(root / entry.relpath) == entry.stamp for entry in entries):
+            return False
+        try:
+            with self.locked(touching=[entry.slug for entry in entries]):
+                pass  # locked() takes the stale ones in
+        except errors.Busy:
+            if self.may_replace:
+                raise
+            return False
         return True
 
     def _recorded_stamp(self, relpath: str) -> str | None:
@@ -717,6 +816,8 @@ class Catalog:
              status, json.dumps(item.links, ensure_ascii=False), json.dumps(extra, ensure_ascii=False, default=str),
              entry.content_hash, sum(counts.values()), " ".join(counts), int(has_embedding), line))
         doc = cursor.lastrowid
+        self._counted[0] += 1
+        self._counted[1] += sum(counts.values())
         conn.executemany("INSERT INTO postings VALUES (?, ?, ?)", [(term, doc, tf) for term, tf in counts.items()])
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
         patterns = extra.get("paths")
@@ -734,10 +835,12 @@ class Catalog:
         slug) its link declarations stay for `replace_declarations` to update in place."""
         conn = self.conn
         conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
-        row = conn.execute("SELECT id, slug, terms, tags FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        row = conn.execute("SELECT id, slug, terms, tags, length FROM docs WHERE relpath=?", (relpath,)).fetchone()
         if row is None:
             return set()
-        doc, slug, terms, tags = row
+        doc, slug, terms, tags, length = row
+        self._counted[0] -= 1
+        self._counted[1] -= length
         conn.executemany("DELETE FROM postings WHERE term=? AND doc=?", [(term, doc) for term in terms.split()])
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
         conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
@@ -837,11 +940,16 @@ class Catalog:
     # -- queries ----------------------------------------------------------------------------
 
     def get(self, slug: str) -> Entry | None:
-        row = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE slug=?", (slug,)).fetchone()
-        return self._entry(row) if row else None
+        return self._verified_one("slug", slug)
 
     def get_by_id(self, doc: int) -> Entry | None:
-        row = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE id=?", (doc,)).fetchone()
+        return self._verified_one("id", doc)
+
+    def _verified_one(self, column: str, value: Any) -> Entry | None:
+        sql = f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE {column}=?"
+        row = self.conn.execute(sql, (value,)).fetchone()
+        if row and self.verify([self._entry(row)]):
+            row = self.conn.execute(sql, (value,)).fetchone()
         return self._entry(row) if row else None
 
     def entries(self, *, types: Iterable[str] | None = None, tag: str | None = None, status: str | None = None,
@@ -872,7 +980,10 @@ class Catalog:
         sql += f" ORDER BY {column} {'DESC' if descending else 'ASC'}, slug {'DESC' if descending else 'ASC'}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [self._entry(row) for row in self.conn.execute(sql, params)]
+        found = [self._entry(row) for row in self.conn.execute(sql, params)]
+        if self.verify(found):  # a returned file was edited by hand: ask again
+            found = [self._entry(row) for row in self.conn.execute(sql, params)]
+        return found
 
     def slugs(self) -> set[str]:
         return {row[0] for row in self.conn.execute("SELECT slug FROM docs")}
@@ -907,9 +1018,9 @@ class Catalog:
         return [graph.Edge(slug, edge["target"], edge["label"], edge["timestamp"]) for edge in json.loads(payload)]
 
     def _entry(self, row: tuple[Any, ...]) -> Entry:
-        slug, relpath, type_, title, tags, created, updated, status, links, extra, hash_, has_embedding = row
+        slug, relpath, type_, title, tags, created, updated, status, links, extra, hash_, has_embedding, stamp = row
         return Entry(slug, self.scope.name, self.scope.root, relpath, type_, title, json.loads(tags), created,
-                     updated, status, links, extra, hash_, bool(has_embedding))
+                     updated, status, links, extra, hash_, bool(has_embedding), stamp)
 
 
 def _connect(path: Path, scope_lock: Callable[[], Any]) -> sqlite3.Connection:
@@ -1024,6 +1135,9 @@ class DiskState:
         self.touched.add(relpath)
 
 
+SPLICE_LIMIT = 64  # changed entries up to which index.json / graph.json are spliced rather than rendered
+
+
 def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, str | None]) -> bytes | None:
     """Apply per-key line changes to a one-entry-per-line JSON object file (index.json, graph.json).
 
@@ -1031,8 +1145,10 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
     escapes newlines inside strings), then `closing`. A changed key's entry is replaced in
     place, a removed one cut out, a new one appended (key order carries no meaning in JSON).
     Works on bytes and copies the 4 MB of a 10,000-memory index once. Returns None when
-    `text` is not in that shape; the caller then renders the file whole.
+    `text` is not in that shape, or there are too many changes; the caller then renders the file whole.
     """
+    if len(changes) > SPLICE_LIMIT:
+        return None  # each change searches the file: many are cheaper rendered whole
     first = text.find(b"\n")
     tail = b"\n" + closing + b"\n"
     body_start, body_end = first + 1, len(text) - len(tail)
@@ -1087,15 +1203,17 @@ def replace_beside(workspace: Workspace, scope: Scope, path: Path, text: str, *,
 
 
 @contextlib.contextmanager
-def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False,
-                 refresh: bool = True) -> Iterator[Catalog | None]:
-    """The scope's catalog (up to date with its files unless `refresh` is False); None when the
-    scope has no directory yet. `create` makes the directory first, for a write."""
+def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False, refresh: bool = True,
+                 full: bool = False) -> Iterator[Catalog | None]:
+    """The scope's catalog; None when the scope has no directory yet. `create` makes the directory
+    first, for a write. With `refresh` (the default) files that came, went or were replaced are
+    taken in first and every query checks the files it returns (see freshness); `full` checks
+    every file's stamp (health, maintenance)."""
     journal = journal_of(workspace)
     if create:
         from ..workspace.scopes import scaffolded
 
-        with scaffolded(workspace, scope), open_catalog(workspace, scope, refresh=refresh) as catalog:
+        with scaffolded(workspace, scope), open_catalog(workspace, scope, refresh=refresh, full=full) as catalog:
             yield catalog
         return
     if not scope.root.is_dir():
@@ -1106,9 +1224,13 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False,
         return
     catalog = Catalog.open(scope, workspace.config, may_replace=not workspace.in_hook)
     catalog.journal = journal if scope.root_writable else None
+    catalog.progress = getattr(workspace, "progress", None)
+    if workspace.in_hook:
+        catalog.background = lambda: spawn_catch_up(workspace.cwd, scope.cache_dir)
     try:
         if refresh:
-            catalog.refresh()
+            catalog.refresh(full=full)
+            catalog.verifying = True
         yield catalog
     finally:
         for warning in catalog.warnings:
@@ -1126,3 +1248,60 @@ def report_losses(workspace: Workspace, journal: Any, scope: Scope) -> None:
     for item in journal.news(scope.root):
         workspace.warn(f"{scope.name} scope: {item.describe()}")
         workspace.notices.append(f"Memory {item.describe()} (the {scope.name} scope).")
+
+
+CATCH_UP_MARK = "catch-up.started"  # in the scope's cache directory while a catch-up runs
+CATCH_UP_SECONDS = 120  # a mark older than this is from a catch-up that died: start another
+
+
+def catch_up_running(cache_dir: Path) -> bool:
+    import time
+
+    try:
+        return time.time() - (cache_dir / CATCH_UP_MARK).stat().st_mtime < CATCH_UP_SECONDS
+    except OSError:
+        return False
+
+
+def spawn_catch_up(cwd: Path, cache_dir: Path) -> None:
+    """Start `catch_up_main` for the workspace at `cwd` in a detached process (once at a time per
+    scope): it outlives the hook that found the work, and its lock waits delay no one."""
+    import subprocess
+    import sys
+
+    if catch_up_running(cache_dir):
+        return
+    with contextlib.suppress(OSError):
+        (cache_dir / CATCH_UP_MARK).write_text(clock.now_iso() + "\n")
+        scripts = str(Path(__file__).resolve().parent.parent.parent)
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                "from _lib.catalog.catalog import catch_up_main; catch_up_main(sys.argv[2], sys.argv[3])")
+        subprocess.Popen([sys.executable, "-S", "-c", code, scripts, str(cwd), str(cache_dir)], cwd=str(cwd),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True)
+
+
+def catch_up_main(cwd: str, cache_dir: str) -> None:
+    """The detached catch-up: take in every changed file of each scope of the workspace at `cwd`,
+    leaving other tools' files alone as a hook does."""
+    from ..workspace.scopes import Workspace
+
+    try:
+        workspace = Workspace(cwd)
+        workspace.in_hook = True
+        workspace.reports_losses = False
+        catch_up(workspace)
+    except Exception:  # noqa: BLE001 - nobody to tell: the next command catches up itself
+        pass
+    finally:
+        fsutil.remove_file(Path(cache_dir) / CATCH_UP_MARK)
+
+
+def catch_up(workspace: Workspace, *, full: bool = False) -> None:
+    """Take in every file of each readable scope that came, went or was replaced (`full`: also
+    those edited in place), however many: the background steps of hooks."""
+    for scope in workspace.readable_scopes():
+        with open_catalog(workspace, scope, refresh=False) as catalog:
+            if catalog is not None:
+                catalog.catch_up_limit = None
+                catalog.refresh(full=full)

@@ -143,7 +143,7 @@ def open_catalogs(workspace: Workspace, targets: list[Scope]) -> Iterator[dict[s
     with contextlib.ExitStack() as stack:
         catalogs: dict[str, Catalog] = {}
         for target in scopes:
-            catalog = stack.enter_context(open_catalog(workspace, target))
+            catalog = stack.enter_context(open_catalog(workspace, target, full=True))
             if catalog is not None:
                 catalogs[target.name] = catalog
         yield catalogs

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import math
 import re
-from collections import defaultdict
 
 from ..base import text
+from ..catalog import bm25
 from ..catalog.catalog import Catalog, Entry
 
-K1 = 1.5   # term-frequency saturation; tuned on the ADR evaluation set (bench/search_quality.py)
-B = 0.75   # document-length normalisation
-PREFIX_WEIGHT = 0.5  # a query word unknown to the scope also matches words it begins ("auth" -> "authentication")
 SNIPPET_WIDTH = 160
+VERIFIED = 20  # results whose files an unlimited ranking checks (the caller shows the first ones)
 
 
 class Hit:
@@ -37,41 +34,10 @@ def rank(catalog: Catalog, query: str, *, limit: int | None = None,
     so common they cannot tell memories apart, which keeps per-prompt lookups fast.
     """
     terms = text.query_terms(query)
-    if not terms:
-        return []
-    conn = catalog.conn
-    count, total = conn.execute("SELECT COUNT(*), COALESCE(SUM(length), 0) FROM docs").fetchone()
-    if not count:
-        return []
-    average = max(total / count, 1.0)
-    postings: list[tuple[float, list[tuple[int, int]]]] = []
-    for term in terms:
-        weighted = [(term, 1.0)]
-        if not conn.execute("SELECT 1 FROM postings WHERE term=? LIMIT 1", (term,)).fetchone() and len(term) >= 3:
-            weighted = [(row[0], PREFIX_WEIGHT) for row in conn.execute(
-                "SELECT DISTINCT term FROM postings WHERE term > ? AND term < ? LIMIT 50", (term, term + "\uffff"))]
-        for word, weight in weighted:
-            rows = conn.execute("SELECT doc, tf FROM postings WHERE term=?", (word,)).fetchall()
-            if rows and (max_df is None or len(rows) <= max_df * count):
-                idf = math.log(1 + (count - len(rows) + 0.5) / (len(rows) + 0.5))
-                postings.append((weight * idf, rows))
-    if not postings:
-        return []
-    lengths = dict(conn.execute("SELECT id, length FROM docs")) if sum(len(rows) for _, rows in postings) > 200 \
-        else dict(conn.execute(f"SELECT id, length FROM docs WHERE id IN "
-                               f"({', '.join(str(doc) for _, rows in postings for doc, _ in rows)})"))
-    scores: dict[int, float] = defaultdict(float)
-    norm = K1 * (1 - B)
-    scale = K1 * B / average
-    for weight, rows in postings:
-        for doc, tf in rows:
-            scores[doc] += weight * tf * (K1 + 1) / (tf + norm + scale * lengths.get(doc, average))
-    ordered = sorted(scores.items(), key=lambda item: -item[1])
-    if limit is not None:
-        ordered = ordered[:limit]
-    slugs = dict(conn.execute(
-        f"SELECT id, slug FROM docs WHERE id IN ({', '.join(str(doc) for doc, _ in ordered)})"))
-    return [(slugs[doc], score) for doc, score in ordered if doc in slugs]
+    ranked = bm25.rank(catalog, terms, limit=limit, max_df=max_df)
+    if catalog.verify_slugs([slug for slug, _ in ranked[:limit or VERIFIED]]):  # one was edited by hand
+        ranked = bm25.rank(catalog, terms, limit=limit, max_df=max_df)
+    return ranked
 
 
 def snippet(content: str, query: str, width: int = SNIPPET_WIDTH) -> str:

@@ -326,16 +326,19 @@ def export_interpreter(run: HookRun) -> None:
 
 
 def maintenance(payload: dict[str, Any], run: HookRun) -> Answer:
-    """Housekeeping that must not delay the session (async): retention of captured memories, the
-    project's index.md, and the hook state of sessions idle for two weeks."""
+    """Housekeeping that must not delay the session (async): memory files edited in place by hand
+    (every file's stamp checked), retention of captured memories, the project's index.md, and the
+    hook state of sessions idle for two weeks."""
     if payload.get("source") not in (None, "startup"):
         return None
     from ..base import errors
+    from ..catalog import catalog
     from ..ops import entrypoint, retention
     from .state import prune_stale
 
     workspace, _ = run.workspace(payload)
     try:
+        catalog.catch_up(workspace, full=True)
         done = retention.apply(workspace, retention.plan(workspace))
         if done:
             run.log(f"retention: {len(done)} captured memories archived or removed")

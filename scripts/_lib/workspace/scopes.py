@@ -17,7 +17,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterator, Mapping
+    from typing import Any, Callable, Iterator, Mapping
 
 from . import config as config_mod
 from ..base import errors, fsutil, paths
@@ -96,6 +96,9 @@ def _find_git_top(start: Path) -> Path | None:
 
 class Workspace:
     """All scopes visible from one working directory, with the merged config."""
+
+    # progress(line): told when a long step begins (a catch-up of many files); the CLI sets it
+    progress: Callable[[str], None] | None = None
 
     def __init__(self, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
                  *, load_config: bool = True) -> None:
