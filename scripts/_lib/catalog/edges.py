@@ -66,6 +66,12 @@ def node_edges(conn: sqlite3.Connection, slug: str, labels: Labels) -> list[Edge
         "SELECT d.dst, d.label, d.ts, 1 FROM declared d JOIN docs x ON x.slug = d.dst WHERE d.src=? "
         "UNION ALL SELECT d.src, d.label, d.ts, 0 FROM declared d JOIN docs x ON x.slug = d.src WHERE d.dst=?",
         (slug, slug)).fetchall()
+    return _symmetric(slug, rows, labels)
+
+
+def _symmetric(slug: str, rows: Iterable[tuple[str, str, str, int]], labels: Labels) -> list[Edge]:
+    """`node_edges` from the declarations that join `slug` to an existing memory:
+    (other end, label, timestamp, 1 when `slug` declares it else 0)."""
     own: dict[str, dict[str, str]] = {}
     theirs: dict[str, dict[str, str]] = {}
     plain: dict[str, str] = {}
@@ -93,8 +99,7 @@ def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> d
         exists = conn.execute("SELECT 1 FROM docs WHERE slug=?", (slug,)).fetchone()
         edges = node_edges(conn, slug, labels) if exists else []
         old = conn.execute("SELECT line FROM adjacency WHERE slug=?", (slug,)).fetchone()
-        line = (json.dumps(slug) + ": " + json.dumps([edge.as_json() for edge in edges], ensure_ascii=False)
-                if edges else None)
+        line = _line(slug, edges) if edges else None
         if (old[0] if old else None) == line:
             continue
         changed[slug] = line
@@ -106,8 +111,24 @@ def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> d
 
 
 def refresh_all(conn: sqlite3.Connection, labels: Labels) -> None:
+    """Recompute every graph.json line from one read of the declarations (a rebuild, an import)."""
     conn.execute("DELETE FROM adjacency")
-    refresh(conn, [row[0] for row in conn.execute("SELECT slug FROM docs")], labels)
+    around: dict[str, list[tuple[str, str, str, int]]] = {}
+    for src, dst, label, ts in conn.execute(
+            "SELECT d.src, d.dst, d.label, d.ts FROM declared d WHERE EXISTS (SELECT 1 FROM docs WHERE slug=d.src) "
+            "AND EXISTS (SELECT 1 FROM docs WHERE slug=d.dst)"):  # (two IN lists would be joined as a product)
+        around.setdefault(src, []).append((dst, label, ts, 1))
+        around.setdefault(dst, []).append((src, label, ts, 0))
+    lines = []
+    for slug in sorted(around):
+        edges = _symmetric(slug, around[slug], labels)
+        if edges:
+            lines.append((slug, _line(slug, edges)))
+    conn.executemany("INSERT INTO adjacency VALUES (?, ?)", lines)
+
+
+def _line(slug: str, edges: list[Edge]) -> str:
+    return json.dumps(slug) + ": " + json.dumps([edge.as_json() for edge in edges], ensure_ascii=False)
 
 
 def render_file(conn: sqlite3.Connection) -> str:
@@ -148,6 +169,7 @@ def import_file(conn: sqlite3.Connection, data: Any) -> int:
     for src, dst, label, origin in conn.execute("SELECT src, dst, label, origin FROM declared"):
         explained.setdefault(frozenset((src, dst)), []).append((src, dst, label, origin))
     adopted = 0
+    earlier: list[tuple[str, str, str, str, str]] = []  # timestamps to take where older than the file's
     for source, edges in data.items():
         if source not in existing or not isinstance(edges, list):
             continue
@@ -172,10 +194,10 @@ def import_file(conn: sqlite3.Connection, data: Any) -> int:
                         pair.append((src, dst, label, origin))
                         adopted += 1
                         break
-                conn.execute("UPDATE declared SET ts=? WHERE src=? AND dst=? AND label=? AND ts>?",
-                             (ts, source, target, label, ts))
+                earlier.append((ts, source, target, label, ts))
                 continue
             conn.execute("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)",
                          (source, target, label, ORIGIN_IMPORTED, ts))
             adopted += 1
+    conn.executemany("UPDATE declared SET ts=? WHERE src=? AND dst=? AND label=? AND ts>?", earlier)
     return adopted
