@@ -13,6 +13,8 @@ from __future__ import annotations
 import heapq
 import math
 
+from . import words
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
@@ -51,20 +53,28 @@ def count_changes(conn: sqlite3.Connection, memories: int, length: int) -> None:
 
 
 def document_frequency(conn: sqlite3.Connection, term: str) -> int:
-    return conn.execute("SELECT COUNT(*) FROM postings WHERE term=?", (term,)).fetchone()[0]
+    return conn.execute("SELECT COUNT(*) FROM postings WHERE word=(SELECT id FROM words WHERE word=?)",
+                        (term,)).fetchone()[0]
 
 
-def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[str, float, int]]:
-    """(word, weight, document frequency) of each query word, or of the known words it begins."""
+def _frequency(conn: sqlite3.Connection, word: int) -> int:
+    return conn.execute("SELECT COUNT(*) FROM postings WHERE word=?", (word,)).fetchone()[0]
+
+
+def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[int, float, int]]:
+    """(word id, weight, document frequency) of each query word, or of the known words it begins."""
     found = []
     for term in terms:
-        df = document_frequency(conn, term)
-        if df:
-            found.append((term, 1.0, df))
-        elif len(term) >= 3:
-            for (word,) in conn.execute("SELECT DISTINCT term FROM postings WHERE term > ? AND term < ? LIMIT 50",
-                                        (term, term + "\uffff")).fetchall():
-                found.append((word, PREFIX_WEIGHT, document_frequency(conn, word)))
+        word = words.id_of(conn, term)
+        df = _frequency(conn, word) if word is not None else 0
+        if word is not None and df:
+            found.append((word, 1.0, df))
+        elif len(term) >= 3:  # (words no memory holds any more stay in the table: skipped)
+            for (other,) in conn.execute(
+                    "SELECT id FROM words w WHERE word > ? AND word < ? "
+                    "AND EXISTS (SELECT 1 FROM postings p WHERE p.word = w.id) ORDER BY word LIMIT 50",
+                    (term, term + "\uffff")).fetchall():
+                found.append((other, PREFIX_WEIGHT, _frequency(conn, other)))
     return found
 
 
@@ -100,7 +110,7 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
             break  # no memory outside the candidates can reach the top `limit` any more
         rows = conn.execute("SELECT p.doc, p.tf, d.length FROM postings p JOIN docs d "
                             "ON d.id = p.doc "
-                            "WHERE p.term=?", (word,)).fetchall()
+                            "WHERE p.word=?", (word,)).fetchall()
         for doc, tf, length in rows:
             scores[doc] = scores.get(doc, 0.0) + weight * tf * (K1 + 1) / (tf + norm + scale * length)
             lengths[doc] = length
@@ -113,7 +123,7 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
         for weight, word in weighted[position:]:
             for start in range(0, len(survivors), _BATCH):
                 batch = survivors[start:start + _BATCH]
-                for doc, tf in conn.execute(f"SELECT doc, tf FROM postings WHERE term=? AND doc IN "
+                for doc, tf in conn.execute(f"SELECT doc, tf FROM postings WHERE word=? AND doc IN "
                                             f"({', '.join('?' * len(batch))})", (word, *batch)):
                     scores[doc] += weight * tf * (K1 + 1) / (tf + norm + scale * lengths[doc])
         scores = {doc: scores[doc] for doc in survivors}

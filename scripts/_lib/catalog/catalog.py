@@ -15,6 +15,7 @@ memories. It is derived data: delete it and the next command rebuilds it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import sqlite3
@@ -30,7 +31,7 @@ from ..base import clock, errors, fsutil, stamps, text
 from ..base.stamps import file_stamp
 from ..model import graph, memory, predecessor
 from ..workspace import layout
-from . import bm25, edges as edge_tables, freshness, rollback
+from . import bm25, edges as edge_tables, freshness, rollback, words
 from .journal import of as journal_of
 from ..workspace.config import Config
 from ..workspace.scopes import Scope
@@ -38,7 +39,7 @@ from ..workspace.scopes import Scope
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-SCHEMA_VERSION = 9  # a new layout, or a new way of reading files: every catalog is rebuilt
+SCHEMA_VERSION = 10  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 INDEX_NAME = "index.json"
 GRAPH_NAME = "graph.json"
@@ -64,10 +65,10 @@ CREATE TABLE IF NOT EXISTS docs(
   id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, relpath TEXT NOT NULL UNIQUE, stamp TEXT NOT NULL,
   type TEXT NOT NULL, title TEXT NOT NULL, tags TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL,
   status TEXT NOT NULL, links TEXT NOT NULL, extra TEXT NOT NULL, hash TEXT NOT NULL,
-  length INTEGER NOT NULL, terms TEXT NOT NULL, has_embedding INTEGER NOT NULL, entry TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS docs_type ON docs(type);
-CREATE TABLE IF NOT EXISTS postings(term TEXT NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
-  PRIMARY KEY(term, doc)) WITHOUT ROWID;
+  length INTEGER NOT NULL, words BLOB NOT NULL, has_embedding INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS words(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
+  PRIMARY KEY(word, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS globs(doc INTEGER NOT NULL, pattern TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS globs_doc ON globs(doc);
@@ -243,6 +244,7 @@ class Catalog:
         self.background: Callable[[], None] | None = None
         self.progress: Callable[[str], None] | None = None  # told of a catch-up of many files
         self._staging = False  # rebuild(): postings go to the scratch table first
+        self._vocabulary: dict[str, int] | None = None  # word -> id, complete (while rebuilding) or None
 
     # -- opening ------------------------------------------------------------------------
 
@@ -428,14 +430,14 @@ class Catalog:
         end, so the index is written once, densely, instead of by 10,000 scattered inserts."""
         with self.locked(catch_up=False):  # every file is read once, below
             with self.transaction() as conn:
-                for table in ("docs", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
+                for table in ("docs", "words", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
                     conn.execute(f"DELETE FROM {table}")
             with _bulk_settings(self.conn):
-                self._staging = True
+                self._staging, self._vocabulary = True, {}  # the words table is empty: all it holds is known
                 try:
                     self._sync(scan(self.scope.root))
                 finally:
-                    self._staging = False
+                    self._staging, self._vocabulary = False, None
 
     def _known(self) -> dict[str, str]:
         known = dict(self.conn.execute("SELECT relpath, stamp FROM docs"))
@@ -830,24 +832,24 @@ class Catalog:
         status = "archived" if relpath.startswith(layout.ARCHIVE_DIR + "/") else item.status
         entry = Entry(item.slug, self.scope.name, self.scope.root, relpath, item.type, item.title, tags, created,
                       updated, status, item.links, extra, item.content_hash(), has_embedding)
-        line = entry.index_line()
+        ids = self._word_ids(counts)
         cursor = conn.execute(
             "INSERT INTO docs(slug, relpath, stamp, type, title, tags, created, updated, status, links, extra, hash,"
-            " length, terms, has_embedding, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " length, words, has_embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (item.slug, relpath, stamp, item.type, item.title, json.dumps(tags, ensure_ascii=False), created, updated,
              status, json.dumps(item.links, ensure_ascii=False), json.dumps(extra, ensure_ascii=False, default=str),
-             entry.content_hash, sum(counts.values()), " ".join(counts), int(has_embedding), line))
+             entry.content_hash, sum(counts.values()), words.pack(ids), int(has_embedding)))
         doc = cursor.lastrowid
         self._counted[0] += 1
         self._counted[1] += sum(counts.values())
         conn.executemany(f"INSERT INTO {_STAGED if self._staging else 'postings'} VALUES (?, ?, ?)",
-                         [(term, doc, tf) for term, tf in counts.items()])
+                         zip(ids, itertools.repeat(doc), counts.values()))
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
         patterns = extra.get("paths")
         if isinstance(patterns, list):  # `paths:` globs of gotchas, for the hooks' file matching
             conn.executemany("INSERT INTO globs VALUES (?, ?)",
                              [(doc, pattern) for pattern in patterns if isinstance(pattern, str) and pattern])
-        self._index_changes[item.slug] = line
+        self._index_changes[item.slug] = entry.index_line()
         touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
             touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
@@ -858,18 +860,28 @@ class Catalog:
         slug) its link declarations stay for `replace_declarations` to update in place."""
         conn = self.conn
         conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
-        row = conn.execute("SELECT id, slug, terms, tags, length FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        row = conn.execute("SELECT id, slug, words, tags, length FROM docs WHERE relpath=?", (relpath,)).fetchone()
         if row is None:
             return set()
-        doc, slug, terms, tags, length = row
+        doc, slug, ids, tags, length = row
         self._counted[0] -= 1
         self._counted[1] -= length
-        conn.executemany("DELETE FROM postings WHERE term=? AND doc=?", [(term, doc) for term in terms.split()])
+        conn.executemany("DELETE FROM postings WHERE word=? AND doc=?", zip(words.unpack(ids), itertools.repeat(doc)))
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
         conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
         conn.execute("DELETE FROM docs WHERE id=?", (doc,))
         self._index_changes[slug] = None
         return {slug} if keep_node else edge_tables.forget(conn, slug)
+
+    def _word_ids(self, counts: dict[str, int]) -> list[int]:
+        """The ids of a memory's words in the words table, in the order of `counts`; new words added."""
+        known = self._vocabulary
+        if known is None:  # look up only this memory's words
+            known = words.lookup(self.conn, list(counts))
+        new = [word for word in counts if word not in known]
+        if new:
+            known.update(words.add(self.conn, new))
+        return [known[word] for word in counts]
 
     def set_has_embedding(self, slugs: Iterable[str], value: bool) -> None:
         """Record that embedding cache files were written or removed (holding the lock)."""
@@ -879,7 +891,7 @@ class Catalog:
                 if entry is not None:
                     entry.has_embedding = value
                     line = entry.index_line()
-                    conn.execute("UPDATE docs SET has_embedding=?, entry=? WHERE slug=?", (int(value), line, slug))
+                    conn.execute("UPDATE docs SET has_embedding=? WHERE slug=?", (int(value), slug))
                     self._index_changes[slug] = line
 
     # -- exported files ---------------------------------------------------------------------
@@ -902,7 +914,7 @@ class Catalog:
             head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
             self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
             self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
-                              lambda: edge_tables.render_file(self.conn))
+                              lambda: edge_tables.render_file(self.conn, self.labels))
         self._index_changes, self._graph_changes, self._graph_full = {}, {}, False
         self._pending = self._inherited = False
         self._mutated = set()
@@ -947,7 +959,8 @@ class Catalog:
 
     def render_index(self) -> str:
         """index.json text, one memory per line so a change rewrites little and diffs stay small."""
-        lines = [row[0] for row in self.conn.execute("SELECT entry FROM docs ORDER BY slug")]
+        lines = [self._entry(row).index_line() for row in
+                 self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs ORDER BY slug")]
         head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1]
         if not lines:
             return head + ', "memories": {}}\n'
@@ -1034,11 +1047,9 @@ class Catalog:
 
     def edges(self, slug: str) -> list[graph.Edge]:
         """Outgoing edges of `slug` as graph.json holds them."""
-        row = self.conn.execute("SELECT line FROM adjacency WHERE slug=?", (slug,)).fetchone()
-        if row is None:
+        if not self.conn.execute("SELECT 1 FROM adjacency WHERE slug=?", (slug,)).fetchone():
             return []
-        _, _, payload = row[0].partition(": ")
-        return [graph.Edge(slug, edge["target"], edge["label"], edge["timestamp"]) for edge in json.loads(payload)]
+        return edge_tables.node_edges(self.conn, slug, self.labels)
 
     def _entry(self, row: tuple[Any, ...]) -> Entry:
         slug, relpath, type_, title, tags, created, updated, status, links, extra, hash_, has_embedding, stamp = row

@@ -1,5 +1,7 @@
-"""The link graph in the catalog: declarations of each file (table `declared`) and each node's
-graph.json line (table `adjacency`).
+"""The link graph in the catalog: declarations of each file (table `declared`), and a digest of
+each node's graph.json line (table `adjacency`) to tell which lines a change alters. The lines
+themselves are computed from the declarations when read: storing them took more space than
+the memory files.
 
 The rules of the graph itself (labels, inverses, what a file declares) are model.graph; this
 module stores them and derives the symmetric edges from what is stored.
@@ -7,12 +9,13 @@ module stores them and derives the symmetric edges from what is stored.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterable
+    from typing import Any, Iterable, Iterator
 
     from .catalog import Catalog
 
@@ -21,7 +24,7 @@ from ..model.graph import (DEFAULT_LABEL, Edge, LABEL_RE, Labels, ORIGIN_IMPORTE
 
 def graph_text(catalog: Catalog) -> str:
     """The graph.json text the catalog holds now."""
-    return render_file(catalog.conn)
+    return render_file(catalog.conn, catalog.labels)
 
 
 def timestamps(conn: sqlite3.Connection, slug: str) -> dict[tuple[str, str, str], str]:
@@ -98,45 +101,52 @@ def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> d
     for slug in set(slugs):
         exists = conn.execute("SELECT 1 FROM docs WHERE slug=?", (slug,)).fetchone()
         edges = node_edges(conn, slug, labels) if exists else []
-        old = conn.execute("SELECT line FROM adjacency WHERE slug=?", (slug,)).fetchone()
+        old = conn.execute("SELECT digest FROM adjacency WHERE slug=?", (slug,)).fetchone()
         line = _line(slug, edges) if edges else None
-        if (old[0] if old else None) == line:
+        if (old[0] if old else None) == (_digest(line) if line is not None else None):
             continue
         changed[slug] = line
         if line is None:
             conn.execute("DELETE FROM adjacency WHERE slug=?", (slug,))
         else:
-            conn.execute("INSERT OR REPLACE INTO adjacency VALUES (?, ?)", (slug, line))
+            conn.execute("INSERT OR REPLACE INTO adjacency VALUES (?, ?)", (slug, _digest(line)))
     return changed
 
 
 def refresh_all(conn: sqlite3.Connection, labels: Labels) -> None:
-    """Recompute every graph.json line from one read of the declarations (a rebuild, an import)."""
+    """Recompute the digest of every graph.json line (a rebuild, an import)."""
     conn.execute("DELETE FROM adjacency")
+    conn.executemany("INSERT INTO adjacency VALUES (?, ?)", ((slug, _digest(line)) for slug, line in lines(conn, labels)))
+
+
+def lines(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, str]]:
+    """(slug, graph.json line) of every memory with an edge, by slug, from one read of the declarations."""
     around: dict[str, list[tuple[str, str, str, int]]] = {}
     for src, dst, label, ts in conn.execute(
             "SELECT d.src, d.dst, d.label, d.ts FROM declared d WHERE EXISTS (SELECT 1 FROM docs WHERE slug=d.src) "
             "AND EXISTS (SELECT 1 FROM docs WHERE slug=d.dst)"):  # (two IN lists would be joined as a product)
         around.setdefault(src, []).append((dst, label, ts, 1))
         around.setdefault(dst, []).append((src, label, ts, 0))
-    lines = []
     for slug in sorted(around):
         edges = _symmetric(slug, around[slug], labels)
         if edges:
-            lines.append((slug, _line(slug, edges)))
-    conn.executemany("INSERT INTO adjacency VALUES (?, ?)", lines)
+            yield slug, _line(slug, edges)
 
 
 def _line(slug: str, edges: list[Edge]) -> str:
     return json.dumps(slug) + ": " + json.dumps([edge.as_json() for edge in edges], ensure_ascii=False)
 
 
-def render_file(conn: sqlite3.Connection) -> str:
+def _digest(line: str) -> int:
+    return int.from_bytes(hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+
+
+def render_file(conn: sqlite3.Connection, labels: Labels) -> str:
     """graph.json text: one node per line so each change rewrites little and diffs stay small."""
-    lines = [row[0] for row in conn.execute("SELECT line FROM adjacency ORDER BY slug")]
-    if not lines:
+    text = [line for _, line in lines(conn, labels)]
+    if not text:
         return "{}\n"
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    return "{\n" + ",\n".join(text) + "\n}\n"
 
 
 def import_edges(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, str]], ts: str) -> set[str]:

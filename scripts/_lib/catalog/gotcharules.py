@@ -35,8 +35,8 @@ def gotcha_rules(catalog: Catalog, words: Iterable[str]) -> Iterator[tuple[int, 
 def gotcha_terms(catalog: Catalog, words: Iterable[str]) -> Iterator[tuple[int, str]]:
     """(doc, term) for each of `words` in the keyword postings of an active gotcha."""
     hits = catalog.conn.execute(
-        "SELECT p.doc, p.term FROM postings p WHERE p.term IN (SELECT value FROM json_each(?)) "
-        "AND p.doc IN (SELECT id FROM docs WHERE type = 'gotcha')", (json.dumps(sorted(set(words))),)).fetchall()
+        "SELECT p.doc, w.word FROM words w JOIN postings p ON p.word = w.id "
+        "WHERE w.word IN (SELECT value FROM json_each(?)) AND p.doc IN (SELECT id FROM docs WHERE type = 'gotcha')", (json.dumps(sorted(set(words))),)).fetchall()
     active = _active(catalog, {doc for doc, _ in hits})
     return ((doc, term) for doc, term in hits if doc in active)
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .catalog import Catalog
 
 from ..model.graph import ORIGIN_IMPORTED, ORIGIN_LINKS
+from . import bm25, edges, words
 
 DATABASE_ERRORS = (sqlite3.Error,)  # what a damaged or locked catalog raises besides OSError
 
@@ -42,31 +43,34 @@ def types(catalog: Catalog) -> dict[str, str]:
 
 def terms(catalog: Catalog) -> Iterator[tuple[str, str]]:
     """(slug, its indexed words separated by spaces) for every memory."""
-    return iter(catalog.conn.execute("SELECT slug, terms FROM docs"))
+    spelled = words.vocabulary(catalog.conn)
+    for slug, ids in catalog.conn.execute("SELECT slug, words FROM docs"):
+        yield slug, " ".join([spelled[ident] for ident in words.unpack(ids)])
 
 
 def terms_of(catalog: Catalog, slug: str) -> list[str] | None:
     """The indexed words of one memory, None when it is not catalogued."""
-    row = catalog.conn.execute("SELECT terms FROM docs WHERE slug=?", (slug,)).fetchone()
-    return row[0].split() if row else None
+    row = catalog.conn.execute("SELECT words FROM docs WHERE slug=?", (slug,)).fetchone()
+    return words.spelled(catalog.conn, words.unpack(row[0])) if row else None
 
 
 def document_frequency(catalog: Catalog, term: str) -> int:
     """In how many memories a word occurs."""
-    return catalog.conn.execute("SELECT COUNT(*) FROM postings WHERE term=?", (term,)).fetchone()[0]
+    return bm25.document_frequency(catalog.conn, term)
 
 
 def term_frequencies(catalog: Catalog, slug: str) -> list[tuple[str, int, int]] | None:
     """(word, times in this memory, memories holding it) for each indexed word of `slug`, in the
     order of its terms; None when it is not catalogued."""
-    row = catalog.conn.execute("SELECT id, terms FROM docs WHERE slug=?", (slug,)).fetchone()
+    row = catalog.conn.execute("SELECT id, words FROM docs WHERE slug=?", (slug,)).fetchone()
     if row is None:
         return None
-    doc, words = row
+    doc, ids = row
+    ids = words.unpack(ids)
     found = []
-    for term in words.split():
-        tf_row = catalog.conn.execute("SELECT tf FROM postings WHERE term=? AND doc=?", (term, doc)).fetchone()
-        df = document_frequency(catalog, term)
+    for term, ident in zip(words.spelled(catalog.conn, ids), ids):
+        tf_row = catalog.conn.execute("SELECT tf FROM postings WHERE word=? AND doc=?", (ident, doc)).fetchone()
+        df = catalog.conn.execute("SELECT COUNT(*) FROM postings WHERE word=?", (ident,)).fetchone()[0]
         found.append((term, tf_row[0] if tf_row else 0, df))
     return found
 
@@ -74,7 +78,7 @@ def term_frequencies(catalog: Catalog, slug: str) -> list[tuple[str, int, int]] 
 def active_holding(catalog: Catalog, term: str, limit: int) -> list[str]:
     """Up to `limit` active memories (sessions aside) whose text holds the word."""
     return [row[0] for row in catalog.conn.execute(
-        "SELECT d.slug FROM postings p JOIN docs d ON d.id = p.doc WHERE p.term=? "
+        "SELECT d.slug FROM postings p JOIN docs d ON d.id = p.doc WHERE p.word=(SELECT id FROM words WHERE word=?) "
         "AND d.status='active' AND d.type != 'session' LIMIT ?", (term, limit))]
 
 
@@ -144,7 +148,7 @@ def linked_or_hubs(catalog: Catalog) -> list[str]:
 
 def graph_lines(catalog: Catalog) -> Iterator[tuple[str, str]]:
     """(slug, its graph.json line) for every memory with an edge."""
-    return iter(catalog.conn.execute("SELECT slug, line FROM adjacency"))
+    return edges.lines(catalog.conn, catalog.labels)
 
 
 def least_linked(catalog: Catalog, limit: int) -> list[str]:
