@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from helpers import OAUTH_EXAMPLE, Env, schema_errors
 
 SEED_NODE = """---
@@ -177,6 +179,32 @@ def test_duplicate_slugs_and_unknown_types_are_reported(env: Env) -> None:
     assert report["errors"] == 1  # the duplicate slug only
 
 
+def test_a_large_batch_of_files_is_searchable_as_after_a_rebuild(env: Env) -> None:
+    """Hundreds of files taken in at once store their keyword postings at the end of the batch:
+    search then answers as after a rebuild, including for files replaced or removed meanwhile."""
+    env.ok("write", "Kept note", "--tags", "a", "--content", "wallaby sightings")
+    env.ok("write", "Replaced note", "--tags", "a", "--content", "quokka sightings")
+    env.ok("write", "Removed note", "--tags", "a", "--content", "numbat sightings")
+    (env.project_dir / "learning-replaced-note.md").write_text(memory_text("Replaced note", body="bilby"))
+    (env.project_dir / "learning-removed-note.md").unlink()
+    for number in range(250):
+        (env.project_dir / f"learning-pulled-{number}.md").write_text(
+            memory_text(f"Pulled {number}", body="wallaby" if number % 50 == 0 else "dingo"))
+
+    def answers() -> dict[str, list[str]]:  # (scores also weigh recency: they drift as time passes)
+        return {word: [hit["slug"] for hit in env.ok("search", word, "--json", "--limit", "100").json()["results"]]
+                for word in ("wallaby", "quokka", "numbat", "bilby", "dingo")}
+
+    batch = answers()
+    assert sorted(batch["wallaby"]) == ["learning-kept-note"] + [
+        f"learning-pulled-{number}" for number in sorted((0, 50, 100, 150, 200), key=str)]
+    assert batch["quokka"] == batch["numbat"] == []
+    assert batch["bilby"] == ["learning-replaced-note"]
+    assert len(batch["dingo"]) == 100
+    env.ok("reindex")
+    assert answers() == batch
+
+
 def test_reindex_reports_and_rebuilds(env: Env) -> None:
     env.ok("write", "Alpha", "--tags", "a")
     env.write_broken(env.project_dir / "bad.md", "---\n: :\n---\n")
@@ -186,12 +214,16 @@ def test_reindex_reports_and_rebuilds(env: Env) -> None:
     assert json.loads((env.project_dir / "index.json").read_text())["version"] == "1.0.0"
 
 
-def test_splice_lines_matches_a_full_rewrite() -> None:
-    """index.json/graph.json are patched line by line; the result must equal the intended JSON."""
+@pytest.mark.parametrize("searches", [64, 0])
+def test_splice_lines_matches_a_full_rewrite(monkeypatch: pytest.MonkeyPatch, searches: int) -> None:
+    """index.json/graph.json are patched line by line, each change found by a search or (many
+    changes) by one split of the file; the result must equal the intended JSON."""
     import random
 
+    from _lib.catalog import catalog
     from _lib.catalog.catalog import splice_lines
 
+    monkeypatch.setattr(catalog, "SPLICE_SEARCHES", searches)
     rng = random.Random(7)
     for _ in range(2000):
         data = {f"k{rng.randint(0, 30)}": {"v": rng.randint(0, 9), "text": "é, \",\\n\""}

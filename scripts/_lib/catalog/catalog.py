@@ -52,6 +52,7 @@ PENDING = "pending:"
 # meta: "<stamp> <format>" of an index.json or graph.json another tool wrote (see layout), as last read
 FOREIGN = "foreign:"
 HOOK_CATCH_UP_FILES = 100  # changed files a hook takes in itself: about 200 ms of reading and recording
+STAGE_FILES = 200  # files recorded at once from which postings are stored in key order at the end
 READ_BATCH = 500  # files parsed and held in memory at once while recording many
 PROGRESS_FILES = 300  # a catch-up of more files than this takes over a second: say so
 NODES_DIR = layout.NODES_DIR  # memory-graph layout: nodes/<kind>/<id>.md
@@ -243,7 +244,7 @@ class Catalog:
         self.partial = False
         self.background: Callable[[], None] | None = None
         self.progress: Callable[[str], None] | None = None  # told of a catch-up of many files
-        self._staging = False  # rebuild(): postings go to the scratch table first
+        self._staging = False  # postings go to the scratch table first (many files recorded at once)
         self._vocabulary: dict[str, int] | None = None  # word -> id, complete (while rebuilding) or None
 
     # -- opening ------------------------------------------------------------------------
@@ -355,6 +356,7 @@ class Catalog:
                 bm25.count_changes(self.conn, *self._counted)
         except BaseException:
             self.conn.execute("ROLLBACK")
+            self._staging = False  # the scratch table went with the transaction
             raise
         self.conn.execute("COMMIT")
 
@@ -427,17 +429,17 @@ class Catalog:
         The catalog is derived data, so the rebuild trades durability for speed: a crash part
         way leaves a catalog without its stamps fingerprint, which the next command completes
         from the files. Postings are gathered in a scratch table and stored in key order at the
-        end, so the index is written once, densely, instead of by 10,000 scattered inserts."""
+        end (see _apply)."""
         with self.locked(catch_up=False):  # every file is read once, below
             with self.transaction() as conn:
                 for table in ("docs", "words", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
                     conn.execute(f"DELETE FROM {table}")
             with _bulk_settings(self.conn):
-                self._staging, self._vocabulary = True, {}  # the words table is empty: all it holds is known
+                self._vocabulary = {}  # the words table is empty: all it will hold is known here
                 try:
                     self._sync(scan(self.scope.root))
                 finally:
-                    self._staging, self._vocabulary = False, None
+                    self._vocabulary = None
 
     def _known(self) -> dict[str, str]:
         known = dict(self.conn.execute("SELECT relpath, stamp FROM docs"))
@@ -479,6 +481,11 @@ class Catalog:
         with self.transaction() as conn:
             for relpath in removed:
                 touched |= self._forget_path(relpath)
+            # Many files: their postings are gathered in a scratch table and stored in key order at
+            # the end, each word's run written once instead of by thousands of scattered inserts.
+            self._staging = len(ordered) >= STAGE_FILES
+            if self._staging:
+                conn.execute(f"CREATE TABLE IF NOT EXISTS {_STAGED}(word, doc, tf)")
             for start in range(0, len(ordered), READ_BATCH):
                 parsed: list[tuple[str, str, memory.Memory | str]] = []
                 for relpath in ordered[start:start + READ_BATCH]:
@@ -498,8 +505,9 @@ class Catalog:
                     else:
                         touched |= self._record(item, relpath, stamp)
             if self._staging:
+                self._staging = False
                 conn.execute(f"INSERT INTO postings SELECT * FROM {_STAGED} ORDER BY 1, 2")
-                conn.execute(f"DELETE FROM {_STAGED}")
+                conn.execute(f"DROP TABLE {_STAGED}")
             if earlier_graph is not None:
                 touched |= edge_tables.import_edges(conn, earlier_graph, self._graph_timestamp())
             if graph_import is not None:
@@ -867,6 +875,8 @@ class Catalog:
         self._counted[0] -= 1
         self._counted[1] -= length
         conn.executemany("DELETE FROM postings WHERE word=? AND doc=?", zip(words.unpack(ids), itertools.repeat(doc)))
+        if self._staging:  # recorded earlier in this transaction (a slug two files claim)
+            conn.execute(f"DELETE FROM {_STAGED} WHERE doc=?", (doc,))
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
         conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
         conn.execute("DELETE FROM docs WHERE id=?", (doc,))
@@ -1078,21 +1088,19 @@ def _connect(path: Path, scope_lock: Callable[[], Any]) -> sqlite3.Connection:
     return conn
 
 
-_STAGED = "temp.staged_postings"  # a rebuild's postings in the order they were read (see rebuild)
+_STAGED = "temp.staged_postings"  # postings of many files in the order they were read (see _apply)
 BULK_CACHE_KIB = 65536  # page cache of a rebuild: the postings index of 100,000 memories sorts within it
 
 
 @contextlib.contextmanager
 def _bulk_settings(conn: sqlite3.Connection) -> Iterator[None]:
-    """Settings for re-deriving the whole catalog: no fsync (a crash means rebuilding again),
-    a larger page cache, the scratch table for postings; the normal ones restored after."""
+    """Settings for re-deriving the whole catalog: no fsync (a crash means rebuilding again)
+    and a larger page cache; the normal ones restored after."""
     conn.execute("PRAGMA synchronous=OFF")
     conn.execute(f"PRAGMA cache_size=-{BULK_CACHE_KIB}")
-    conn.execute(f"CREATE TABLE IF NOT EXISTS {_STAGED}(term, doc, tf)")
     try:
         yield
     finally:
-        conn.execute(f"DROP TABLE IF EXISTS {_STAGED}")
         conn.execute("PRAGMA cache_size=-2000")
         conn.execute("PRAGMA synchronous=NORMAL")
 
@@ -1188,7 +1196,7 @@ class DiskState:
         self.touched.add(relpath)
 
 
-SPLICE_LIMIT = 64  # changed entries up to which index.json / graph.json are spliced rather than rendered
+SPLICE_SEARCHES = 64  # changed entries up to which each is searched for; more: the file is split once
 
 
 def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, str | None]) -> bytes | None:
@@ -1198,17 +1206,31 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
     escapes newlines inside strings), then `closing`. A changed key's entry is replaced in
     place, a removed one cut out, a new one appended (key order carries no meaning in JSON).
     Works on bytes and copies the 4 MB of a 10,000-memory index once. Returns None when
-    `text` is not in that shape, or there are too many changes; the caller then renders the file whole.
+    `text` is not in that shape; the caller then renders the file whole.
     """
-    if len(changes) > SPLICE_LIMIT:
-        return None  # each change searches the file: many are cheaper rendered whole
     first = text.find(b"\n")
     tail = b"\n" + closing + b"\n"
     body_start, body_end = first + 1, len(text) - len(tail)
     if first < 0 or not text.endswith(tail) or body_end <= body_start or text[body_start:body_start + 1] != b'"':
         return None
+    if len(changes) > SPLICE_SEARCHES:
+        entries = _spliced_entries(text[body_start:body_end], changes)
+    else:
+        entries = _searched_entries(text, body_start, body_end, changes)
+    if not entries:
+        return None
+    parts: list[bytes | memoryview] = [head, b"\n"]
+    for entry in entries:
+        parts += (entry, b",\n")
+    parts[-1] = tail
+    return b"".join(parts)  # one copy of the whole file
+
+
+def _searched_entries(text: bytes, body_start: int, body_end: int,
+                      changes: dict[str, str | None]) -> list[bytes | memoryview]:
+    """The kept and new entries, in order, each changed key found by a search of the file."""
     edits: list[tuple[int, int, bytes | None]] = []
-    appended: list[bytes] = []
+    appended: list[bytes | memoryview] = []
     for key, line in changes.items():
         marker = json.dumps(key).encode() + b": "
         new = None if line is None else line.encode("utf-8")
@@ -1224,7 +1246,7 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
         end = text.find(b",\n", start, body_end)
         edits.append((start, body_end if end < 0 else end, new))
     view = memoryview(text)
-    entries: list[bytes | memoryview] = []  # kept and new entries, in order, without separators
+    entries: list[bytes | memoryview] = []
     cursor = body_start
     for start, end, new in sorted(edits):
         if start > cursor:
@@ -1234,14 +1256,23 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
         cursor = end + 2
     if cursor < body_end:
         entries.append(view[cursor:body_end])
-    entries += appended
-    if not entries:
-        return None
-    parts: list[bytes | memoryview] = [head, b"\n"]
-    for entry in entries:
-        parts += (entry, b",\n")
-    parts[-1] = tail
-    return b"".join(parts)  # one copy of the whole file
+    return entries + appended
+
+
+def _spliced_entries(body: bytes, changes: dict[str, str | None]) -> list[bytes | memoryview]:
+    """The kept and new entries, in order, from one split of the file's entries (many changes)."""
+    markers = {json.dumps(key).encode(): line for key, line in changes.items()}
+    entries: list[bytes | memoryview] = []
+    for entry in body.split(b",\n"):
+        marker = entry[:entry.find(b'": ') + 1]
+        if marker in markers:
+            line = markers.pop(marker)
+            if line is not None:
+                entries.append(line.encode("utf-8"))
+        else:
+            entries.append(entry)
+    entries += [line.encode("utf-8") for line in markers.values() if line is not None]
+    return entries
 
 
 def replace_beside(workspace: Workspace, scope: Scope, path: Path, text: str, *, durable: bool = True) -> None:
