@@ -137,3 +137,29 @@ def test_the_first_command_after_a_pull_says_it_is_catching_up(env: Env) -> None
     result = env.ok("list", "--limit", "3")
     assert "note: project scope: reading 400 memory files changed since the catalog last saw them" in result.err
     assert "reading" not in env.ok("list", "--limit", "3").err
+
+
+def test_a_reading_command_finishes_the_export_a_killed_process_left(env: Env) -> None:
+    """A process killed after recording a memory in the catalog but before patching index.json and
+    graph.json leaves them marked pending; the next command, even one that only reads, exports."""
+    from _lib.catalog.catalog import open_catalog
+    from _lib.model import memory
+    from _lib.workspace.scopes import Workspace
+
+    env.ok("write", "Seed", "--tags", "a")
+    env.ok("write", "Other", "--tags", "a")
+    env.ok("link", "learning-seed", "learning-other")  # graph.json exists, as the catalog last wrote it
+    workspace = Workspace(env.project, env.environ())
+    scope = workspace.readable_scopes("project")[0]
+    path = env.project_dir / "learning-recorded-only.md"
+    with open_catalog(workspace, scope) as catalog:
+        assert catalog is not None
+        with catalog.locked(touching=()):
+            path.write_text(memory_text("Recorded only", body="[[learning-seed]]"))
+            catalog.record(memory.read_file(path, scope.name, root=scope.root))
+        # killed here: the catalog holds the memory, the exports do not
+    assert "learning-recorded-only" not in _titles(env)
+    env.ok("list", "--limit", "1")
+    assert _titles(env)["learning-recorded-only"] == "Recorded only"
+    assert {edge["target"] for edge in env.graph(env.project_dir)["learning-seed"]} == {
+        "learning-other", "learning-recorded-only"}

@@ -234,6 +234,7 @@ class Catalog:
         self._index_changes: dict[str, str | None] = {}  # slug -> new index.json line (None: removed)
         self._graph_changes: dict[str, str | None] = {}  # slug -> new graph.json line (None: removed)
         self._graph_full = False  # graph.json must be rendered whole
+        self._graph_text: str | None = None  # graph.json as rendered whole in this transaction
         self._pending = False     # this process marked the exports pending (see PENDING)
         self._inherited = False   # a killed process left them pending: rewrite them whole
         self._counted = [0, 0]    # memories and total length this transaction added (see bm25.collection)
@@ -357,6 +358,7 @@ class Catalog:
         except BaseException:
             self.conn.execute("ROLLBACK")
             self._staging = False  # the scratch table went with the transaction
+            self._graph_text = None
             raise
         self.conn.execute("COMMIT")
 
@@ -512,7 +514,7 @@ class Catalog:
                 touched |= edge_tables.import_edges(conn, earlier_graph, self._graph_timestamp())
             if graph_import is not None:
                 edge_tables.import_file(conn, graph_import)
-                edge_tables.refresh_all(conn, self.labels)
+                self._graph_text = edge_tables.refresh_all(conn, self.labels)
                 self._graph_full = True
             else:
                 self._graph_changes.update(edge_tables.refresh(conn, touched, self.labels))
@@ -719,6 +721,8 @@ class Catalog:
         if not self.scope.root_writable:
             return True
         for name in (INDEX_NAME, GRAPH_NAME):
+            if (self._meta(name) or "").startswith(PENDING) and not self._pending:
+                return False  # a process died between recording a change and exporting it
             stamp = file_stamp(self.scope.root / name)
             if self._ours(name, stamp) or self._foreign_format(name) is not None:
                 continue
@@ -924,8 +928,8 @@ class Catalog:
             head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
             self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
             self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
-                              lambda: edge_tables.render_file(self.conn, self.labels))
-        self._index_changes, self._graph_changes, self._graph_full = {}, {}, False
+                              lambda: self._graph_text or edge_tables.render_file(self.conn, self.labels))
+        self._index_changes, self._graph_changes, self._graph_full, self._graph_text = {}, {}, False, None
         self._pending = self._inherited = False
         self._mutated = set()
 

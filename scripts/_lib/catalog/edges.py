@@ -113,10 +113,12 @@ def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> d
     return changed
 
 
-def refresh_all(conn: sqlite3.Connection, labels: Labels) -> None:
-    """Recompute the digest of every graph.json line (a rebuild, an import)."""
+def refresh_all(conn: sqlite3.Connection, labels: Labels) -> str:
+    """Recompute the digest of every graph.json line (a rebuild, an import); returns the graph.json text."""
     conn.execute("DELETE FROM adjacency")
-    conn.executemany("INSERT INTO adjacency VALUES (?, ?)", ((slug, _digest(line)) for slug, line in lines(conn, labels)))
+    found = list(lines(conn, labels))
+    conn.executemany("INSERT INTO adjacency VALUES (?, ?)", ((slug, _digest(line)) for slug, line in found))
+    return _file_text([line for _, line in found])
 
 
 def lines(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, str]]:
@@ -143,10 +145,13 @@ def _digest(line: str) -> int:
 
 def render_file(conn: sqlite3.Connection, labels: Labels) -> str:
     """graph.json text: one node per line so each change rewrites little and diffs stay small."""
-    text = [line for _, line in lines(conn, labels)]
-    if not text:
+    return _file_text([line for _, line in lines(conn, labels)])
+
+
+def _file_text(lines: list[str]) -> str:
+    if not lines:
         return "{}\n"
-    return "{\n" + ",\n".join(text) + "\n}\n"
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def import_edges(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, str]], ts: str) -> set[str]:
