@@ -428,10 +428,8 @@ class Catalog:
     def rebuild(self) -> None:
         """Forget everything derived and re-read every file (labels in graph.json are kept).
 
-        The catalog is derived data, so the rebuild trades durability for speed: a crash part
-        way leaves a catalog without its stamps fingerprint, which the next command completes
-        from the files. Postings are gathered in a scratch table and stored in key order at the
-        end (see _apply)."""
+        One transaction with a large page cache; postings are stored in key order at the end
+        (see _apply). In WAL mode the commit costs a single sync, at the checkpoint."""
         with self.locked(catch_up=False):  # every file is read once, below
             with self.transaction() as conn:
                 for table in ("docs", "words", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
@@ -879,7 +877,7 @@ class Catalog:
         self._counted[0] -= 1
         self._counted[1] -= length
         conn.executemany("DELETE FROM postings WHERE word=? AND doc=?", zip(words.unpack(ids), itertools.repeat(doc)))
-        if self._staging:  # recorded earlier in this transaction (a slug two files claim)
+        if self._staging:  # recorded earlier in this transaction (it lost its slug to a file read after it)
             conn.execute(f"DELETE FROM {_STAGED} WHERE doc=?", (doc,))
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
         conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
@@ -1098,15 +1096,13 @@ BULK_CACHE_KIB = 65536  # page cache of a rebuild: the postings index of 100,000
 
 @contextlib.contextmanager
 def _bulk_settings(conn: sqlite3.Connection) -> Iterator[None]:
-    """Settings for re-deriving the whole catalog: no fsync (a crash means rebuilding again)
-    and a larger page cache; the normal ones restored after."""
-    conn.execute("PRAGMA synchronous=OFF")
+    """A page cache for re-deriving the whole catalog, the normal one restored after. (Durability
+    stays as it is: in WAL mode with synchronous=NORMAL one big transaction syncs once anyway.)"""
     conn.execute(f"PRAGMA cache_size=-{BULK_CACHE_KIB}")
     try:
         yield
     finally:
         conn.execute("PRAGMA cache_size=-2000")
-        conn.execute("PRAGMA synchronous=NORMAL")
 
 
 def _version(conn: sqlite3.Connection) -> int | None:
