@@ -231,7 +231,8 @@ class Catalog:
         self.embedding_dir = scope.derived_dir(config.get("embedding.cacheDirectory") or ".embedding-cache")
         self._lock_depth = 0
         self._disk: DiskState | None = None  # file stamps the catalog reflects (set while locked)
-        self._index_changes: dict[str, str | None] = {}  # slug -> new index.json line (None: removed)
+        # slug -> the entry for its new index.json line (None: removed), rendered only to patch the file
+        self._index_changes: dict[str, Entry | None] = {}
         self._graph_changes: dict[str, str | None] = {}  # slug -> new graph.json line (None: removed)
         self._graph_full = False  # graph.json must be rendered whole
         self._graph_text: str | None = None  # graph.json as rendered whole in this transaction
@@ -859,7 +860,7 @@ class Catalog:
         if isinstance(patterns, list):  # `paths:` globs of gotchas, for the hooks' file matching
             conn.executemany("INSERT INTO globs VALUES (?, ?)",
                              [(doc, pattern) for pattern in patterns if isinstance(pattern, str) and pattern])
-        self._index_changes[item.slug] = entry.index_line()
+        self._index_changes[item.slug] = entry
         touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
             touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
@@ -902,9 +903,8 @@ class Catalog:
                 entry = self.get(slug)
                 if entry is not None:
                     entry.has_embedding = value
-                    line = entry.index_line()
                     conn.execute("UPDATE docs SET has_embedding=? WHERE slug=?", (int(value), slug))
-                    self._index_changes[slug] = line
+                    self._index_changes[slug] = entry
 
     # -- exported files ---------------------------------------------------------------------
 
@@ -943,7 +943,7 @@ class Catalog:
         if predecessor.patch_index(path, upserts, [slug for slug in changed if slug not in upserts]):
             self._set_meta(FOREIGN + INDEX_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
 
-    def _export_file(self, name: str, changes: dict[str, str | None], full: bool, head: str, closing: str,
+    def _export_file(self, name: str, changes: dict[str, Any], full: bool, head: str, closing: str,
                      render: Any) -> None:
         path = self.scope.root / name
         stamp, recorded = file_stamp(path), self._meta(name) or ""
@@ -963,7 +963,8 @@ class Catalog:
         text = None
         if ours and not full:
             with contextlib.suppress(OSError):
-                text = splice_lines(path.read_bytes(), head.encode("utf-8"), closing.encode("utf-8"), changes)
+                lines = {key: value.index_line() if isinstance(value, Entry) else value for key, value in changes.items()}
+                text = splice_lines(path.read_bytes(), head.encode("utf-8"), closing.encode("utf-8"), lines)
         # Derived files need no fsync: a file lost in a crash no longer matches its recorded stamp
         # and is rebuilt by the next command.
         fsutil.write_atomically(path, text if text is not None else render(), durable=False)
