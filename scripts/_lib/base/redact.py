@@ -644,8 +644,8 @@ def findings(text: str) -> Iterator[Finding]:
     if "private key" in lower:
         yield from claim("private-key", _private_keys(text))
     public = list(_public_keys(text, lower))
-    for kind, markers, pattern, not_after, start in patterns():
-        if start in text and (not markers or any(marker in lower for marker in markers)):
+    for kind, markers, pattern, not_after, literal in patterns():
+        if literal in text and (not markers or any(marker in lower for marker in markers)):
             yield from claim(kind, _pattern_spans(kind, _matches(pattern, markers, not_after, text, lower), text))
     yield from claim("password", _assignments(text, lower))
     for start, end in public:  # published keys and certificates are not secrets, nor random strings to hide
