@@ -25,6 +25,7 @@ whom why why's with won't would wouldn't you you'd you'll you're you've your you
 also see use used using
 """.split())
 
+
 class LazyPattern:
     """A regular expression compiled when first used. Modules on the hooks' path declare their
     patterns at import; compiling them there would cost every tool call, used or not."""
