@@ -302,6 +302,42 @@ def test_us4_3_nothing_is_injected_when_no_gotcha_is_relevant(hooks: Hooks) -> N
     assert hooks.run("memory-context", hooks.post_read(files["invoice"])).out == ""
 
 
+# Every tool call and prompt runs these hooks: what they import is most of their time. Modules
+# only writes, the earlier plugin's stores, config files, YAML or commands use stay out.
+NOT_ON_HOT_PATHS = ("copy", "typing", "dataclasses", "argparse", "subprocess", "_lib.catalog.rollback",
+                    "_lib.model.predecessor", "_lib.base.schema", "_lib.base.redact", "_lib.base.deps")
+LOADED_BY_HOOK = """
+import os, sys
+hook = sys.argv[1]
+sys.path.insert(0, os.path.dirname(hook))
+real_exit = os._exit
+def exit_listing_modules(code):  # a hook ends with os._exit: list what it loaded first
+    sys.stderr.write("\\n".join(sorted(sys.modules)) + "\\n")
+    sys.stderr.flush()
+    real_exit(code)
+os._exit = exit_listing_modules
+with open(hook, encoding="utf-8") as handle:
+    exec(compile(handle.read(), hook, "exec"), {"__name__": "__main__", "__file__": hook})
+"""
+
+
+@pytest.mark.parametrize("name", ["memory-context", "memory-context-bash", "memory-prompt-context"])
+def test_hot_hooks_leave_write_and_command_machinery_unloaded(hooks: Hooks, name: str) -> None:
+    files = auth_project(hooks)
+    payload = {"memory-context": hooks.post_read(files["login"]),
+               "memory-context-bash": hooks.post_bash("npm test -- src/auth/login.test.ts",
+                                                      stderr="Error: token refresh failed"),
+               "memory-prompt-context": hooks.prompt("Why must token refresh be serialised per user?")}[name]
+    proc = subprocess.run([sys.executable, "-S", "-c", LOADED_BY_HOOK, str(REPO / "hooks" / f"{name}.py")],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=120,
+                          cwd=hooks.project, env=hooks.environ())
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert GOTCHA.encode() in proc.stdout or b"serialised" in proc.stdout, "the hook did not do its work"
+    loaded = set(proc.stderr.decode().split())
+    assert "_lib.catalog.catalog" in loaded  # the listing is real: the hook read the catalog
+    assert sorted(loaded.intersection(NOT_ON_HOT_PATHS)) == []
+
+
 def test_us4_3_nothing_is_injected_when_memory_is_empty(hooks: Hooks) -> None:
     path = hooks.write_file("src/auth/login.ts", "x\n")
     assert hooks.run("memory-context", hooks.post_read(path)).out == ""
