@@ -232,5 +232,9 @@ def _arriving_text(workspace: Workspace, item: memory.Memory, left: list[tuple[s
             changes[key] = value
     if "scope" in item.fields:  # the earlier plugin's files name their scope
         changes["scope"] = target_name
+    if not item.fields.get("updated"):  # the earlier plugin's files may lack it; ours never do
+        changes["updated"] = item.updated or now
+    if item.archived and item.fields.get("status") != "archived":
+        changes["status"] = "archived"  # archived by its folder, which it leaves
     changes.update({PROMOTED_FROM: origin, PROMOTED_AT: now})
     return rendered(item, changes, body, touch=False)

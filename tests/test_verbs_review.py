@@ -1,0 +1,80 @@
+"""Defects found by attacking the maintenance verbs from the command line: each test is the
+attack that failed, run as users run it (bin/memory in a throwaway git project)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import predecessor_store
+import yaml
+
+from helpers import Env, assert_consistent, snapshot
+
+
+def fields(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8").split("---\n")[1]) or {}
+
+
+def adopted_memory(env: Env, folder: str, slug: str, tags: str) -> Path:
+    """One memory in the earlier plugin's layout (permanent/ and archive/ folders)."""
+    store = env.project_dir
+    for name in ("permanent", "archive"):
+        (store / name).mkdir(parents=True, exist_ok=True)
+    path = store / folder / f"{slug}.md"
+    path.write_text(f"---\nid: {slug}\ntitle: Old note\ntype: learning\ntags: [{tags}]\n"
+                    "created: \"2026-01-01T00:00:00Z\"\n---\n\nBody\n")
+    return path
+
+
+def test_untag_removes_the_free_form_tags_of_an_adopted_store_whatever_their_case(env: Env) -> None:
+    path = adopted_memory(env, "permanent", "old-note", "UX, node.js, auth")
+    env.unchecked.add(path)  # the earlier plugin's frontmatter, not our schema's
+    assert "Already as asked" in env.ok("tag", "old-note", "ux").out  # UX is there: no second ux
+    env.ok("untag", "old-note", "ux,node.js")
+    assert fields(path)["tags"] == ["auth"]
+    before = snapshot(env.project_dir)
+    assert "empty tags" in env.fails("untag", "old-note", ",,").err
+    assert snapshot(env.project_dir) == before
+
+
+def test_a_memory_moved_out_of_an_archive_folder_stays_archived(env: Env) -> None:
+    adopted_memory(env, "permanent", "kept-note", "a")
+    adopted_memory(env, "archive", "old-note", "a")
+    env.ok("move", "old-note", "--to", "global")
+    env.unchecked.update(env.project_dir.rglob("*"))  # the earlier plugin's files, not our schema's
+    assert fields(env.global_dir / "old-note.md")["status"] == "archived"
+    assert [item["slug"] for item in env.ok("list", "--status", "archived", "--json").json()["memories"]] == \
+        ["old-note"]
+
+
+def test_an_age_beyond_the_calendar_selects_everything_instead_of_failing(env: Env) -> None:
+    env.ok("write", "Note", "--slug", "learning-note", "--tags", "a")
+    before = snapshot(env.project_dir)
+    result = env.ok("archive", "--since", "99999999d", "--dry-run", "--json")
+    assert [item["slug"] for item in result.json()["changed"]] == ["learning-note"]
+    assert snapshot(env.project_dir) == before
+
+
+def test_impact_names_each_dangling_link_by_the_label_its_holder_gives_it(env: Env) -> None:
+    env.ok("write", "Base", "--slug", "decision-base", "--type", "decision", "--tags", "a")
+    env.ok("write", "Built", "--slug", "learning-built", "--tags", "a")
+    env.ok("link", "decision-base", "learning-built", "--label", "builds-on")
+    broken = env.ok("impact", "decision-base", "--json").json()["wouldBreak"]["danglingLinks"]
+    assert broken == [{"slug": "learning-built", "label": "foundation-for"}]  # learning-built's own link
+    assert_consistent(env.project_dir)
+
+
+def test_impact_follows_the_links_an_adopted_store_keeps_in_graph_json(env: Env) -> None:
+    store = predecessor_store.build(env.project_dir, memories=60, edges=80)
+    env.unchecked.update(env.project_dir.rglob("*"))
+    hub = max(store.hubs, key=lambda slug: sum(slug in (source, target) for source, target, _ in store.edges))
+    neighbours = {target if source == hub else source for source, target, _ in store.edges
+                  if hub in (source, target) and {source, target} <= set(store.memories)} - {hub}
+    assert len(neighbours) > 2
+    report = env.ok("impact", hub, "--depth", "1", "--json").json()
+    assert set(report["linkedFrom"][0]["slugs"]) == neighbours
+
+
+def test_verify_with_a_slug_and_all_is_a_usage_error_that_says_so(env: Env) -> None:
+    result = env.fails("verify", "learning-x", "--all", code=2)
+    assert "not both" in result.err
