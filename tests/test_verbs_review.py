@@ -78,3 +78,20 @@ def test_impact_follows_the_links_an_adopted_store_keeps_in_graph_json(env: Env)
 def test_verify_with_a_slug_and_all_is_a_usage_error_that_says_so(env: Env) -> None:
     result = env.fails("verify", "learning-x", "--all", code=2)
     assert "not both" in result.err
+
+
+def test_a_move_after_a_copy_finishes_only_when_neither_side_changed_since(env: Env) -> None:
+    env.ok("write", "Lesson", "--slug", "learning-lesson", "--tags", "a", "--scope", "global",
+           "--content", "version one")
+    env.ok("move", "learning-lesson", "--to", "project", "--copy")
+    env.ok("update", "learning-lesson", "--scope", "global", "--content", "version two, with the detail that matters")
+    before = snapshot(env.global_dir), snapshot(env.project_dir)
+    result = env.fails("move", "learning-lesson", "--scope", "global", "--to", "project")
+    assert "already exists in the project scope" in result.err
+    assert (snapshot(env.global_dir), snapshot(env.project_dir)) == before  # the newer text is not thrown away
+
+    env.ok("write", "Other", "--slug", "learning-other", "--tags", "a", "--scope", "global", "--content", "same")
+    env.ok("move", "learning-other", "--to", "project", "--copy")
+    assert "interrupted move finished" in env.ok("move", "learning-other", "--scope", "global", "--to", "project").out
+    assert not (env.global_dir / "learning-other.md").exists()
+    assert "same" in (env.project_dir / "learning-other.md").read_text()
