@@ -95,3 +95,14 @@ def test_a_move_after_a_copy_finishes_only_when_neither_side_changed_since(env: 
     assert "interrupted move finished" in env.ok("move", "learning-other", "--scope", "global", "--to", "project").out
     assert not (env.global_dir / "learning-other.md").exists()
     assert "same" in (env.project_dir / "learning-other.md").read_text()
+
+
+def test_a_rename_to_the_slug_of_an_earlier_rename_does_not_drop_the_newer_memory(env: Env) -> None:
+    env.ok("write", "A", "--slug", "learning-a", "--tags", "a", "--content", "the first a")
+    env.ok("rename", "learning-a", "learning-b")
+    env.ok("write", "A again", "--slug", "learning-a", "--tags", "a", "--content", "a brand new memory")
+    before = snapshot(env.project_dir)
+    result = env.fails("rename", "learning-a", "learning-b")
+    assert "already exists" in result.err
+    assert snapshot(env.project_dir) == before
+    assert "a brand new memory" in env.ok("read", "learning-a").out
