@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+from stat import S_ISLNK, S_ISREG
 
 from ..base.globs import glob_match
 
@@ -345,8 +346,10 @@ class Checker:
     def _blob(self, relpath: str) -> str | None:
         if relpath not in self._blobs:
             try:
-                stat = os.stat(self.project_dir / relpath)
-                present = os.path.isfile(self.project_dir / relpath)
+                stat: os.stat_result | None = os.lstat(self.project_dir / relpath)
+                if stat is not None and S_ISLNK(stat.st_mode):  # followed only while it stays in the project
+                    stat = os.stat(self.project_dir / relpath) if _project_file(self.project_dir, relpath) else None
+                present = stat is not None and S_ISREG(stat.st_mode)
             except OSError:
                 stat, present = None, False
             self._exists[relpath] = present
