@@ -106,3 +106,9 @@ def test_a_rename_to_the_slug_of_an_earlier_rename_does_not_drop_the_newer_memor
     assert "already exists" in result.err
     assert snapshot(env.project_dir) == before
     assert "a brand new memory" in env.ok("read", "learning-a").out
+
+
+def test_stats_of_an_empty_store_says_so_instead_of_printing_empty_lists(env: Env) -> None:
+    assert env.ok("stats").out.startswith("No memories yet")
+    env.ok("write", "Note", "--slug", "learning-note", "--tags", "a")
+    assert env.ok("stats").out.startswith("1 memory: 1 project\n")
