@@ -346,9 +346,10 @@ class Checker:
     def _blob(self, relpath: str) -> str | None:
         if relpath not in self._blobs:
             try:
-                stat: os.stat_result | None = os.lstat(self.project_dir / relpath)
-                if stat is not None and S_ISLNK(stat.st_mode):  # followed only while it stays in the project
-                    stat = os.stat(self.project_dir / relpath) if _project_file(self.project_dir, relpath) else None
+                path = self.project_dir / relpath
+                found = os.lstat(path)
+                stat = found if not S_ISLNK(found.st_mode) else \
+                    os.stat(path) if _project_file(self.project_dir, relpath) else None  # no link out of the project
                 present = stat is not None and S_ISREG(stat.st_mode)
             except OSError:
                 stat, present = None, False
