@@ -112,3 +112,27 @@ def test_stats_of_an_empty_store_says_so_instead_of_printing_empty_lists(env: En
     assert env.ok("stats").out.startswith("No memories yet")
     env.ok("write", "Note", "--slug", "learning-note", "--tags", "a")
     assert env.ok("stats").out.startswith("1 memory: 1 project\n")
+
+
+def test_bash_era_frontmatter_yaml_refuses_is_rewritten_as_valid_yaml_by_the_verbs(env: Env) -> None:
+    """`title: Fix: a colon` (the bash-era tool did not quote) is read line by line; a verb that
+    changes such a file writes the whole frontmatter again, valid, with every value as it was."""
+    store = env.project_dir
+    (store / "permanent").mkdir(parents=True)
+    for slug in ("bash-note", "other-note"):
+        path = store / "permanent" / f"{slug}.md"
+        path.write_text(f"---\nid: {slug}\ntitle: Fix: quote the colon of {slug}\ntype: learning\n"
+                        "tags: [shell]\ncreated: 2026-01-01T00:00:00Z\n---\n\nBody of the note.\n")
+    env.ok("link", "bash-note", "other-note", "--label", "builds-on")
+    env.ok("tag", "bash-note", "quoting")
+    written = fields(store / "permanent" / "bash-note.md")  # yaml.safe_load: valid YAML now
+    assert written["title"] == "Fix: quote the colon of bash-note" and written["id"] == "bash-note"
+    assert written["tags"] == ["shell", "quoting"] and written["links"] == ["other-note"]
+    assert written["created"] in ("2026-01-01T00:00:00Z", __import__("datetime").datetime(
+        2026, 1, 1, tzinfo=__import__("datetime").timezone.utc))
+    assert (store / "permanent" / "bash-note.md").read_text().endswith("\n---\n\nBody of the note.\n")
+    edges = env.ok("edges", "bash-note", "--json").json()
+    assert any(edge["neighbour"] == "other-note" and edge["label"] == "builds-on" and edge["direction"] == "outgoing"
+               for edge in edges["edges"])
+    assert env.ok("read", "other-note", "--json").json()["title"] == "Fix: quote the colon of other-note"
+    env.unchecked.update(store.rglob("*"))  # the earlier plugin's layout and formats

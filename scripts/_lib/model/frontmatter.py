@@ -703,7 +703,13 @@ def replace_fields(frontmatter: str, changes: dict[str, Any], *, newline: str = 
     if not changes:
         return frontmatter
     quoted = set(quoted)
-    before = parse(frontmatter)
+    try:
+        before = parse(frontmatter)
+    except errors.InvalidInput:
+        lenient = parse_lenient(frontmatter)  # as the bash-era tool wrote it: re-emitted as valid YAML
+        if lenient is None or any(line.lstrip().startswith("#") for line in frontmatter.splitlines()):
+            raise
+        return _re_emitted(lenient, changes, newline, quoted)
     layout = _layout(frontmatter)
     plan = layout.plan(changes)
     problem = ""
@@ -722,6 +728,12 @@ def replace_fields(frontmatter: str, changes: dict[str, Any], *, newline: str = 
         raise errors.InvalidInput(f"cannot change {_names(changes)} without losing the comments of the frontmatter "
                                   f"({why})", "edit the file by hand, or remove the # comments from its "
                                   "frontmatter and run the command again")
+    return _re_emitted(before, changes, newline, quoted)
+
+
+def _re_emitted(before: dict[str, Any], changes: dict[str, Any], newline: str, quoted: set[str]) -> str:
+    """The whole frontmatter written afresh: every field of `before` in its order, with `changes`;
+    checked to read back as exactly that."""
     fields = dict(before)
     for key, value in changes.items():
         if value is DELETE:
