@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from _lib.model import anchors, frontmatter
 from _lib.session import output
-from test_hooks import Hooks
+from hookenv import Hooks
 
 LOGIN = "src/auth/login.ts"
 SLUG = "gotcha-token-refresh-must-be-serialised"
