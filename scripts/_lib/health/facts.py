@@ -256,9 +256,9 @@ class ScopeFacts:
 
     def add(self, kind: str, slug: str | None, message: str, hint: str, *, path: Path | None = None,
              fixable: bool = False, target: str | None = None, field: str | None = None) -> None:
-        if path is None and slug is not None:
-            item = self.memories.get(slug)  # its path made once (a catalog entry makes it on each call)
-            path = item.path if item is not None else self.entries[slug].path if slug in self.entries else None
+        if path is None and slug in self.entries:
+            item = self.memories.get(slug)  # its path made once (a catalog entry makes one on each call)
+            path = item.path if item is not None else self.entries[slug].path
         self.problems.append(Problem(kind, self.severities[kind], self.scope.name, slug, path, message, hint,
                                      fixable=fixable, target=target, field=field))
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from .digest import FileDigest
-
 from collections import Counter
 
 from ..base import errors
 from ..model import graph
 from .facts import ERROR, WARNING, ScopeFacts, explicit_labels, links_editable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .digest import FileDigest
 
 BROKEN_LINK = "broken-link"
 CROSS_SCOPE_LINK = "cross-scope-link"

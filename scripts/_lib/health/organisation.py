@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from .digest import FileDigest
-
 import datetime as _dt
 from collections import Counter, defaultdict
 
@@ -13,6 +9,10 @@ from ..base import clock
 from ..model import memory
 from . import quality
 from .facts import WARNING, ScopeFacts, later
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .digest import FileDigest
 
 ORPHAN = "orphan"
 ISOLATED = "isolated"

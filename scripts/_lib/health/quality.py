@@ -151,8 +151,8 @@ class Quality:
 def assess(item: Memory | Scored, facts: GraphFacts, *, now: _dt.datetime | None = None,
            hub_hint: str | None = None, known: dict[str, Any] | None = None) -> Quality:
     """Score one memory. `hub_hint` names a hub worth suggesting when it belongs to none. `known`:
-    what `intrinsic` found in its file (health keeps it per file); without it the file is read here.
-    `item` needs its text only without `known`."""
+    what `intrinsic` found in its file (health keeps it per file); without it, `item` is a Memory
+    and it is computed here."""
     if known is None:
         known = intrinsic(item)  # type: ignore[arg-type]  # a Memory: only health passes anything else
     parts = {name: Part(name, maximum) for name, maximum in PARTS}
