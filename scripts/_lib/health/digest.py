@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from ..catalog.catalog import Catalog, Entry
 
-from ..base import errors, fsutil, redact, schema, stamps
+from ..base import clock, errors, fsutil, redact, schema, stamps
 from ..model import frontmatter, graph, memory
 from . import files, quality
 from .facts import ALIASES_FIELD
@@ -99,7 +99,7 @@ def read_scope(catalog: Catalog, entries: dict[str, Entry], *, adopted: bool) ->
 
 def code_stamp() -> str:
     """The stamps of the code and schema that make a digest: a digest made by other code is not used."""
-    sources = [str(module.__file__) for module in (files, quality, memory, frontmatter, graph, redact, schema)]
+    sources = [str(module.__file__) for module in (files, quality, memory, frontmatter, graph, clock, redact, schema)]
     sources += [__file__, str(schema.schema_dir() / "frontmatter.schema.json")]
     return stamps.fingerprint({str(source): stamps.file_stamp(source) or "" for source in sources})
 
@@ -140,7 +140,6 @@ class DigestCache:
         for relpath in gone:
             del self.files[relpath]
         if self.changed or gone:
-            with contextlib.suppress(OSError):
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):  # a scope whose cache directory is read-only: no cache
                 fsutil.write_atomically(self.path, json.dumps({**self.header, "files": self.files},
                                                               separators=(",", ":")), durable=False)
