@@ -24,7 +24,6 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from _lib.model import anchors
 from common import (
     MEMORY,
     REPO,
@@ -35,6 +34,8 @@ from common import (
     report,
     timed,
 )
+
+from _lib.model import anchors  # noqa: E402  (common puts scripts/ on sys.path)
 
 GOTCHAS = [("Token refresh must be serialised per user", "src/auth/**"), ("Auth cookies need SameSite=Lax", ""),
            ("Login form double submit", "")]

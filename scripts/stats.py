@@ -33,7 +33,12 @@ def main(argv: list[str]) -> int:
     if args.json:
         _cli.emit_json(result)
         return 0
-    print(f"{result['total']} memories: " + ", ".join(f"{count} {name}" for name, count in result["byScope"].items()))
+    if not result["total"]:
+        print("No memories" + (f" in the {args.scope} scope" if args.scope else "") +
+              ' yet: `memory write "TITLE" --content ...` records one')
+        return 0
+    noun = "memory" if result["total"] == 1 else "memories"
+    print(f"{result['total']} {noun}: " + ", ".join(f"{count} {name}" for name, count in result["byScope"].items()))
     print("by type: " + ", ".join(f"{name} {count}" for name, count in result["byType"].items()))
     print("by status: " + ", ".join(f"{name} {count}" for name, count in result["byStatus"].items()))
     links = result["links"]

@@ -34,7 +34,9 @@ def main(argv: list[str]) -> int:
     _cli.add_scope(parser, "only this scope")
     _cli.add_json(parser)
     args = parser.parse_args(argv)
-    if bool(args.slug) == args.all:
+    if args.slug and args.all:
+        parser.error("give a SLUG or --all, not both")
+    if not args.slug and not args.all:
         parser.error("give a SLUG or --all (e.g. memory verify --all)")
     workspace = Workspace()
     results = freshness.verify(workspace, args.slug, args.scope)

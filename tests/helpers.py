@@ -275,3 +275,9 @@ def fill_disk(disk: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def memory_text(title: str, *, tags: str = "[hand]", body: str = "Body.") -> str:
+    """A memory file as written by hand: a learning with a heading for its title."""
+    return (f'---\ntype: learning\ntags: {tags}\ncreated: "2026-01-01T00:00:00Z"\nupdated: "2026-01-01T00:00:00Z"\n'
+            f"---\n\n# {title}\n\n{body}\n")

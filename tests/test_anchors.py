@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from _lib.model import anchors, frontmatter
 from _lib.session import output
-from test_hooks import Hooks
+from hookenv import Hooks
 
 LOGIN = "src/auth/login.ts"
 SLUG = "gotcha-token-refresh-must-be-serialised"
@@ -269,3 +269,15 @@ def test_anchor_lines_round_trip_and_refuse_paths_leaving_the_project() -> None:
     assert (parsed.path, parsed.symbol, parsed.blob, parsed.commit, parsed.text()) == (
         "src/a b/x.ts", "doThing", "0123456789ab", "-", line)
     assert anchors.parse(["../etc/passwd 0123456789ab -", "/etc/passwd 0123456789ab -", "no ids", 3]) == []
+
+
+def test_an_anchored_file_replaced_by_a_link_out_of_the_project_is_gone(login_gotcha: Hooks) -> None:
+    hooks = login_gotcha
+    outside = hooks.root / "outside.ts"
+    outside.write_text("export function verifyToken(token: string) {}\n")  # the symbol, but not the project's
+    (hooks.project / LOGIN).unlink()
+    (hooks.project / LOGIN).symlink_to(outside)
+    report = verify(hooks, SLUG)
+    assert {finding["path"]: finding["state"] for finding in report["anchors"] if finding["symbol"] is None} == \
+        {LOGIN: "gone", "src/auth/session.ts": "fresh"}
+    assert report["state"] == "gone"

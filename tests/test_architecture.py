@@ -219,3 +219,15 @@ def test_only_the_catalog_package_talks_to_sqlite() -> None:
         offending += [f"{relative}:{n}: {text[n - 1].strip()}" for n in sql_uses(path)]
     assert not offending, "SQL outside scripts/_lib/catalog/:\n" + "\n".join(offending)
 
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared test code lives in helpers, fixtures and corpus modules, never in a test module."""
+    offending = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offending += [f"{path.relative_to(ROOT)}:{node.lineno}: {name}" for name in names
+                          if name.split(".")[-1].startswith("test_")]
+    assert not offending, "test modules importing test modules:\n" + "\n".join(offending)

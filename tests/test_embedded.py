@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -324,15 +323,22 @@ def test_embed_shows_nothing_on_a_pipe_and_continues_after_a_kill(env: Env, mode
     write_memories(env, [(f"Note {number}", "learning", None, f"Login token number {number} expires.")
                          for number in range(120)])
     configure(env, provider="embedded", embeddedModel=str(model_dir))
-    first = subprocess.Popen([str(REPO / "bin" / "memory"), "embed", "--batch", "1"], cwd=env.project,
-                             env=env.environ(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = os.fork()  # `memory embed` in a process that SIGKILLs itself once 5 batches are written
+    if child == 0:
+        try:
+            from _lib.vectors import backfill
+            from _lib.workspace.scopes import Workspace
+
+            def kill_after_five(scope: str, done: int, total: int) -> None:
+                if done >= 5:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+            backfill.backfill(Workspace(env.project, env.environ()), batch=1, progress=kill_after_five)
+        finally:
+            os._exit(1)  # only reached if the kill never came
+    _, status = os.waitpid(child, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     cache = env.project_dir / ".embedding-cache"
-    deadline = time.monotonic() + 60
-    while first.poll() is None and len(list(cache.glob("*.json")) if cache.exists() else []) < 5 \
-            and time.monotonic() < deadline:
-        time.sleep(0.01)
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=30)
     kept = {path.stem for path in cache.glob("*.json")}
     result = env.ok("embed", "--json")
     project = result.json()["scopes"][0]

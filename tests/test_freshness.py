@@ -12,9 +12,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from helpers import Env
+from helpers import Env, memory_text
 
-from test_index import memory_text
 
 
 def _edit_in_place(path: Path, text: str) -> None:
@@ -107,7 +106,7 @@ def test_a_hook_facing_a_pull_answers_partially_and_the_next_is_complete(tmp_pat
     """1,000 files arrive by hand (a `git pull`): the prompt hook answers from the catalog as it is,
     says so in its log and leaves the work to a detached catch-up; after it (or the next command
     doing it first) the catalog is complete and the next hook is whole again."""
-    from test_hooks import Hooks
+    from hookenv import Hooks
 
     hooks = Hooks(tmp_path)
     hooks.memory("write", "Seed memory about rollbacks", "--tags", "deploy")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -131,6 +133,69 @@ def test_sc004_planted_problems_are_found_exactly_and_repair_leaves_only_the_unf
     after = env.fails("health", "--json")
     assert keys(after) == corpus.unfixable
     assert env.ok("repair", "--json").json()["fixed"] == 0  # a second run finds nothing
+
+
+def test_health_cache_finds_exactly_what_a_check_without_it_finds(env: Env) -> None:
+    """Each file's digest is kept by its stamp: a warm check, one after hand edits (in place,
+    replaced, deleted) and one over a damaged cache all equal a check without the cache."""
+    def age_then_reindex() -> None:
+        for path in [*env.project_dir.rglob("*.md"), *env.global_dir.rglob("*.md")]:
+            info = path.stat()  # an hour old: a file changed within the last seconds is never cached
+            os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns - 3600 * 10**9))
+        env.ok("reindex")
+
+    corpus = health_corpus.build(env.project_dir, env.global_dir, 400, age_then_reindex)
+    env.unchecked |= corpus.broken
+    derived = {path: path.read_bytes() for path in (env.project_dir / "index.json", env.project_dir / "graph.json")}
+    cache = env.project_dir / ".cache" / "health-files.json"
+
+    def check(*, cold: bool = False) -> list[dict]:
+        for path, data in derived.items():  # as found before the first check: the drift it reports each time
+            path.write_bytes(data)
+        if cold:
+            cache.unlink(missing_ok=True)
+        result = env.run("health", "--json")  # stderr: notes on the files aged above, then the errors
+        assert result.code == 1 and "Traceback" not in result.err, result.err
+        return problems(result)
+
+    first = check(cold=True)
+    assert {health_corpus.problem_key(problem): problem["fixable"] for problem in first} == corpus.expected
+    kept = json.loads(cache.read_text())["files"]
+    aged = {path.name for path in env.project_dir.glob("*.md") if path not in corpus.broken
+            and path.stat().st_mtime_ns < time.time_ns() - 600 * 10**9}
+    assert len(aged) > 300 and aged <= set(kept)
+    stamp = cache.stat().st_mtime_ns, cache.stat().st_ino
+    assert check() == first  # warm: every digest from the cache, which is left as it was
+    assert (cache.stat().st_mtime_ns, cache.stat().st_ino) == stamp
+
+    files = sorted(path for path in env.project_dir.glob("*.md") if path not in corpus.broken)
+    edited, replaced, deleted = files[5], files[6], files[7]
+    inode = edited.stat().st_ino
+    with edited.open("a", encoding="utf-8") as handle:  # in place: same inode
+        handle.write("\nSee [[a-memory-nobody-wrote]].\n")
+    assert edited.stat().st_ino == inode
+    text = replaced.read_text(encoding="utf-8").replace("\n# ", "\n# Replaced ", 1) + "\n## Notes\n\nMore.\n"
+    replacement = replaced.with_name(".replacement.tmp")
+    replacement.write_text(text, encoding="utf-8")
+    os.replace(replacement, replaced)  # as editors and `sed -i` do: a new inode
+    deleted.unlink()
+    warm = check()
+    assert warm == check(cold=True)
+    assert warm != first
+    assert ("broken-reference", "project", edited.stem, "a-memory-nobody-wrote") in \
+        {health_corpus.problem_key(problem) for problem in warm}
+
+    cache.write_bytes(cache.read_bytes()[: cache.stat().st_size // 2])  # truncated
+    assert check() == warm
+    damaged = json.loads(cache.read_text())  # rebuilt whole
+    assert aged - {edited.name, replaced.name, deleted.name} <= set(damaged["files"]) <= \
+        {path.name for path in env.project_dir.glob("*.md")}  # the files changed just now: read until they settle
+    relpath = next(iter(damaged["files"]))
+    damaged["files"][relpath][1] = [1, 2]  # an entry of the wrong shape, under the right stamp
+    cache.write_text(json.dumps(damaged))
+    assert check() == warm
+    cache.write_text("[]")
+    assert check() == warm
 
 
 def test_missing_and_unreadable_exports_are_reported_once(env: Env) -> None:

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from helpers import OAUTH_EXAMPLE, Env, schema_errors
+from helpers import OAUTH_EXAMPLE, Env, memory_text, schema_errors
 
 SEED_NODE = """---
 id: decision-001-jwt-auth
@@ -41,11 +41,6 @@ status: active
 
 JWT authentication module handling user login.
 """
-
-
-def memory_text(title: str, *, tags: str = "[hand]", body: str = "Body.") -> str:
-    return (f'---\ntype: learning\ntags: {tags}\ncreated: "2026-01-01T00:00:00Z"\nupdated: "2026-01-01T00:00:00Z"\n'
-            f"---\n\n# {title}\n\n{body}\n")
 
 
 def test_index_matches_files_after_every_operation(env: Env) -> None:

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import Env, snapshot
-from test_hardening import assert_consistent
+from helpers import Env, assert_consistent, snapshot
 
 from _lib.model import frontmatter
 from _lib.ops import relink

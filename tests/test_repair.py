@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from helpers import REPO, Env, snapshot
+from helpers import Env, snapshot
 
 PLAIN = """---
 type: learning
@@ -248,20 +247,37 @@ def test_stale_and_orphaned_caches_are_removed_and_memories_never_deleted(env: E
     assert len(list(env.project_dir.glob("*.md"))) == count
 
 
-def test_repair_waits_for_the_scope_lock(env: Env) -> None:
+def test_repair_waits_for_the_scope_lock(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repair blocks on a held scope lock and changes nothing until it gets it. The wait is
+    observed, not timed: the lock's back-off sleep signals that repair is waiting."""
+    import threading
+    import types
+
     from _lib.base import fsutil
+    from _lib.health import repair
+    from _lib.workspace.scopes import Workspace
 
     env.ok("write", "Auth hub", "--type", "hub", "--tags", "auth")
     path = hand_write(env, "learning-member", extra="links:\n  - hub-auth\n")
     env.ok("list")
+    waiting = threading.Event()
+
+    def back_off(seconds: float) -> None:
+        waiting.set()
+        time.sleep(seconds)
+
+    monkeypatch.setattr(fsutil, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=back_off,
+                                                              monotonic_ns=time.monotonic_ns, time=time.time))
+    outcome: list[object] = []
+    worker = threading.Thread(target=lambda: outcome.append(
+        repair.repair(Workspace(env.project, env.environ())).as_json()))
     with fsutil.exclusive_lock(env.project_dir / ".cache" / "lock"):
-        proc = subprocess.Popen([str(REPO / "bin" / "memory"), "repair"], cwd=env.project, env=env.environ(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(1.5)
-        assert proc.poll() is None  # waiting for the lock
+        worker.start()
+        assert waiting.wait(timeout=60), "repair never tried the held lock"
+        assert worker.is_alive()  # still waiting for the lock
         assert "learning-member" not in (env.project_dir / "hub-auth.md").read_text()
-    out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and b"add-inverse-link" in out
+    worker.join(timeout=60)
+    assert "add-inverse-link" in json.dumps(outcome)
     assert fields(env.project_dir / "hub-auth.md")["links"] == ["learning-member"] and path.exists()
 
 

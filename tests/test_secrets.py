@@ -298,3 +298,18 @@ def test_a_todo_holding_a_secret_is_recognised_on_the_next_todo_write(env: Env) 
     assert tasks == ["1.1.1.json", "1.1.json", "1.json"]
     title = json.loads((env.project_dir / "tasks" / "1.1.1.json").read_text())["title"]
     assert title == "Rotate [REDACTED:github-token] in CI"
+
+
+def test_a_detector_is_tried_only_where_its_literal_start_occurs_and_misses_nothing() -> None:
+    """Detectors are skipped (never compiled) when their literal start is absent: every match of
+    every detector over the corpus starts with it, and the start is never longer than certain."""
+    assert redact.literal_start(r"gh[pousr]_[A-Za-z0-9]{36}") == "gh"
+    assert redact.literal_start(r"SG\.[A-Za-z0-9_-]{22}") == "SG."
+    assert redact.literal_start(r"zip?x") == "zi"  # the optional character is not required
+    assert redact.literal_start(r"ab|cd") == ""  # alternatives at the top level share no start
+    assert redact.literal_start(r"(?i)bearer\s") == ""
+    text = "\n".join(sample.text for sample in corpus.positives())
+    for _, _, pattern, _ in redact._PATTERNS:
+        start = redact.literal_start(pattern)
+        assert all(match.group().startswith(start) for match in re.finditer(pattern, text)), pattern
+    assert [kind for kind, _, _, _, start in redact.patterns() if start] != []

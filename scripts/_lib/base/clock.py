@@ -77,9 +77,12 @@ def parse_since(text: str) -> _dt.datetime | None:
     match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
     if match:
         amount, unit = int(match.group(1)), match.group(2)
-        delta = {"m": _dt.timedelta(minutes=amount), "h": _dt.timedelta(hours=amount),
-                 "d": _dt.timedelta(days=amount), "w": _dt.timedelta(weeks=amount)}[unit]
-        return now() - delta
+        try:
+            delta = {"m": _dt.timedelta(minutes=amount), "h": _dt.timedelta(hours=amount),
+                     "d": _dt.timedelta(days=amount), "w": _dt.timedelta(weeks=amount)}[unit]
+            return now() - delta
+        except OverflowError:  # an age beyond the calendar: since the beginning, everything
+            return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
     return parse(text)
 
 

@@ -35,23 +35,11 @@ import math
 import re
 
 from . import errors
+from .text import LazyPattern as _Lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterator
-
-class _Lazy:
-    """A regex compiled when first used: hooks import this module on every tool call, and
-    compiling all the detectors up front would cost them ~10 ms."""
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._source = (pattern, flags)
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(re.compile(*self._source), name)
-        setattr(self, name, value)  # later calls go straight to the compiled pattern's method
-        return value
-
 
 PRIVATE_SPAN = _Lazy(r"<private>.*?</private>", re.S | re.I)
 UNCLOSED_PRIVATE = _Lazy(r"<private>.*\Z", re.S | re.I)
@@ -137,10 +125,46 @@ _ENCODED_BEFORE = _Lazy(r"(?:(?:sha1|sha224|sha256|sha384|sha512|sha3|md5|blake2
 _DIGEST_PREFIX = _Lazy(r"(?:sha1|sha224|sha256|sha384|sha512|md5)[-=]", re.I)
 
 
+def literal_start(pattern: str) -> str:
+    """The literal text every match of `pattern` starts with ('' when there is none to rely on:
+    a leading group, class or flag, or an alternative at the top level)."""
+    depth, index, in_class = 0, 0, False
+    while index < len(pattern):  # an alternative at the top level: no common start
+        char = pattern[index]
+        if char == "\\":
+            index += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            return ""
+        index += 1
+    start, index = [], 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and pattern[index + 1:index + 2] in (".", "-", "/"):
+            start.append(pattern[index + 1])
+            index += 2
+        elif char in ".^$*+?{}[]|()\\":
+            if char in "*?{":  # the character before may be absent
+                start = start[:-1]
+            break
+        else:
+            start.append(char)
+            index += 1
+    return "".join(start)
+
+
 @functools.lru_cache(maxsize=1)
-def patterns() -> list[tuple[str, tuple[str, ...], re.Pattern[str], str]]:
-    """The detectors, compiled once per process (compiling them costs milliseconds)."""
-    return [(kind, markers, re.compile(pattern), not_after) for kind, markers, pattern, not_after in _PATTERNS]
+def patterns() -> list[tuple[str, tuple[str, ...], _Lazy, str, str]]:
+    """The detectors: (kind, markers, pattern, characters not before, literal start). Each is
+    compiled when first tried, and tried only when its literal start or a marker occurs:
+    compiling all of them costs a write several milliseconds."""
+    return [(kind, markers, _Lazy(pattern), not_after, literal_start(pattern))
+            for kind, markers, pattern, not_after in _PATTERNS]
 
 
 class Finding:
@@ -534,7 +558,7 @@ def _private_keys(text: str) -> Iterator[tuple[int, int]]:
         yield begin.start(), end
 
 
-def _matches(pattern: re.Pattern[str], markers: tuple[str, ...], not_after: str, text: str,
+def _matches(pattern: _Lazy, markers: tuple[str, ...], not_after: str, text: str,
              lower: str) -> Iterator[re.Match[str]]:
     """The pattern's matches not preceded by a character of `not_after`; a case-insensitive
     pattern is tried only where one of its markers occurs."""
@@ -620,8 +644,8 @@ def findings(text: str) -> Iterator[Finding]:
     if "private key" in lower:
         yield from claim("private-key", _private_keys(text))
     public = list(_public_keys(text, lower))
-    for kind, markers, pattern, not_after in patterns():
-        if not markers or any(marker in lower for marker in markers):
+    for kind, markers, pattern, not_after, literal in patterns():
+        if literal in text and (not markers or any(marker in lower for marker in markers)):
             yield from claim(kind, _pattern_spans(kind, _matches(pattern, markers, not_after, text, lower), text))
     yield from claim("password", _assignments(text, lower))
     for start, end in public:  # published keys and certificates are not secrets, nor random strings to hide

@@ -1,4 +1,5 @@
-"""Tokenising text for keyword search, relevance matching and token budgets."""
+"""Tokenising text for keyword search, relevance matching and token budgets; regular expressions
+compiled on first use."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ import re
 from collections import Counter
 
 from . import errors
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STOP_WORDS = frozenset("""
 a about above after again against all am an and any are aren't as at be because been before being below
@@ -20,9 +25,23 @@ whom why why's with won't would wouldn't you you'd you'll you're you've your you
 also see use used using
 """.split())
 
+
+class LazyPattern:
+    """A regular expression compiled when first used. Modules on the hooks' path declare their
+    patterns at import; compiling them there would cost every tool call, used or not."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._source = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(re.compile(*self._source), name)
+        setattr(self, name, value)  # later calls go straight to the compiled pattern's method
+        return value
+
+
 TITLE_WEIGHT = 3  # a word in the title counts like three in the body
 TAG_WEIGHT = 2
-_TOKEN = re.compile(r"[^\W_]+")
+_TOKEN = LazyPattern(r"[^\W_]+")
 
 
 def tokens(text: str) -> list[str]:

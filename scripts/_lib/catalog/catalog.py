@@ -29,14 +29,15 @@ if TYPE_CHECKING:
 
 from ..base import clock, errors, fsutil, stamps, text
 from ..base.stamps import file_stamp
-from ..model import graph, memory, predecessor
+from ..model import graph, memory
 from ..workspace import layout
-from . import bm25, edges as edge_tables, freshness, rollback, words
+from . import bm25, edges as edge_tables, freshness, words
 from .journal import of as journal_of
 from ..workspace.config import Config
 from ..workspace.scopes import Scope
 
 if TYPE_CHECKING:
+    from ..model import predecessor
     from ..workspace.scopes import Workspace
 
 SCHEMA_VERSION = 10  # a new layout, or a new way of reading files: every catalog is rebuilt
@@ -674,6 +675,8 @@ class Catalog:
         if fmt == layout.FORMAT_OURS:
             return data, None
         if fmt == layout.FORMAT_PREDECESSOR:
+            from ..model import predecessor  # here: only the earlier plugin's stores need it
+
             return None, predecessor.graph_edges(data)
         self._set_aside(GRAPH_NAME, fmt)
         return None, None
@@ -738,6 +741,9 @@ class Catalog:
         if self._foreign_format(GRAPH_NAME) not in (None, layout.FORMAT_PREDECESSOR) or (
                 file_stamp(path) is not None and self._foreign_format(GRAPH_NAME) is None):
             return  # a file we cannot patch: the memory files alone hold the change
+        from ..model import predecessor
+        from . import rollback  # here: reading commands and hooks never patch
+
         rollback.keep(path)  # it holds the edges: a command that fails puts it back with the memory files
         data = edits.apply(path, create=True)
         if data is None:
@@ -938,6 +944,8 @@ class Catalog:
         changed = [slug for slug in self._index_changes if slug in self._mutated]
         if not changed or self._foreign_format(INDEX_NAME) != layout.FORMAT_PREDECESSOR:
             return
+        from ..model import predecessor
+
         path = self.scope.root / INDEX_NAME
         upserts = {slug: entry for slug in changed if (entry := self.get(slug)) is not None}
         if predecessor.patch_index(path, upserts, [slug for slug in changed if slug not in upserts]):

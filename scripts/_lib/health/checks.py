@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-from . import anchors, caches, duplicates, exports, files, links, organisation, tasks
+from . import anchors, caches, digest, duplicates, exports, files, links, organisation, tasks
 from .facts import Report, ScopeFacts, Snapshot, open_catalogs, other_scopes
 
 FAMILIES = (files, links, organisation, exports, caches, duplicates)  # checked in this order
@@ -57,6 +57,9 @@ class Analysis(ScopeFacts):
     """Everything health finds in one scope; `repair` plans its fixes from it."""
 
     severities = KINDS
+
+    def read_memories(self) -> dict[str, digest.FileDigest]:
+        return digest.read_scope(self.catalog, self.entries, adopted=self.adopted)
 
     def run(self) -> "Analysis":
         for family in FAMILIES:

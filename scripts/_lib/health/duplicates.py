@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
+import hashlib
+import json
 import operator
 import zlib
 from collections import Counter, defaultdict
 
+from ..base import fsutil, stamps
 from ..catalog import queries
 from .facts import WARNING, ScopeFacts
 
@@ -14,6 +18,8 @@ NEAR_SIMILARITY = 0.8  # Jaccard similarity of two memories' distinct words (tit
 NEAR_MIN_TERMS = 8     # shorter memories are left to the exact-duplicate check
 LSH_BANDS, LSH_ROWS = 10, 4  # MinHash LSH for near duplicates (see near_duplicates)
 _BORROWED = 1 << 33  # added per step to a borrowed hash, so it never equals a bin's own
+MEMO_NAME = "health-duplicates.json"  # the near duplicates found, and a digest of what they were found in
+MEMO_VERSION = 1
 
 EXACT_DUPLICATE = "exact-duplicate"
 NEAR_DUPLICATE = "near-duplicate"
@@ -38,12 +44,33 @@ def _duplicates(facts: ScopeFacts) -> None:
             facts.add(EXACT_DUPLICATE, slug, f"same title and content as {slugs[0]}",
                       f"merge them by hand (keep one, add its tags and links), then memory delete {slug}",
                       target=slugs[0])
-    terms = {slug: frozenset(text.split()) for slug, text in queries.terms(facts.catalog)
-             if slug in facts.memories}
-    for a, b, similarity in near_duplicates(terms, {slug: facts.hashes[slug] for slug in terms}):
+    for a, b, similarity in _near_pairs(facts):
         facts.add(NEAR_DUPLICATE, a, f"{round(similarity * 100)}% of its words are shared with {b}",
                   f"merge them by hand if they say the same thing, or link them: memory link {a} {b} "
                   "--label similar-to", target=b)
+
+
+def _near_pairs(facts: ScopeFacts) -> list[tuple[str, str, float]]:
+    """near_duplicates of the scope's memories, kept in the scope's cache directory (derived and
+    disposable) with a digest of everything they are computed from: the words and content hash of
+    every memory, and this code. Any change computes them again; a memo that cannot be read is
+    ignored and rewritten."""
+    rows = sorted((slug, text) for slug, text in queries.terms(facts.catalog) if slug in facts.memories)
+    key = hashlib.blake2b(f"{MEMO_VERSION}:{stamps.file_stamp(__file__)}".encode(), digest_size=20)
+    for slug, text in rows:
+        key.update(f"{slug}\0{facts.hashes[slug]}\0{text}\n".encode("utf-8", "surrogatepass"))
+    path = facts.scope.cache_dir / MEMO_NAME
+    try:
+        memo = json.loads(path.read_bytes())
+        if memo["key"] == key.hexdigest():
+            return [(a, b, similarity) for a, b, similarity in memo["pairs"]]
+    except (OSError, ValueError, TypeError, KeyError):
+        pass  # missing, unreadable or of another shape: computed again below
+    terms = {slug: frozenset(text.split()) for slug, text in rows}
+    pairs = near_duplicates(terms, {slug: facts.hashes[slug] for slug in terms})
+    with contextlib.suppress(OSError):
+        fsutil.write_atomically(path, json.dumps({"key": key.hexdigest(), "pairs": pairs}), durable=False)
+    return pairs
 
 
 def near_duplicates(terms: dict[str, frozenset[str]], hashes: dict[str, str], *,

@@ -132,7 +132,7 @@ def _unbacked(facts: ScopeFacts) -> None:
     """Edges (or labels) the catalog kept from a hand-edited graph.json that no memory file declares."""
     if facts.adopted:
         return  # the earlier plugin's graph.json is where its edges are recorded
-    declared = {slug: {(target, label) for target, label, _ in graph.declarations(item)}
+    declared = {slug: {(target, label) for target, label, _ in item.declarations}
                 for slug, item in facts.memories.items()}
     pairs: dict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)
     for source, target, label, _origin in queries.declared_links(facts.catalog):

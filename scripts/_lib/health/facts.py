@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Iterator
 
     from ..workspace.config import Config
+    from .digest import FileDigest
     from ..workspace.scopes import Scope, Workspace
 
-from ..base import clock, errors
+from ..base import clock
 from ..model import graph, memory
 from . import quality
 from ..catalog.catalog import GRAPH_NAME, INDEX_NAME, Catalog, open_catalog
@@ -179,24 +180,21 @@ def normal_tags(value: Any) -> list[str] | None:
     return list(tags) or None
 
 
-def aliases(memories: Iterable[memory.Memory]) -> dict[str, list[str]]:
+def aliases(memories: Iterable[FileDigest]) -> dict[str, list[str]]:
     """Old slug -> memories listing it in `previous-slugs` (a rename leaves the old slug there)."""
     found: dict[str, list[str]] = defaultdict(list)
     for item in memories:
-        value = item.fields.get(ALIASES_FIELD)
-        for old in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
-            if isinstance(old, str) and old and old != item.slug:
-                found[old].append(item.slug)
+        for old in item.aliases:
+            found[old].append(item.slug)
     return found
 
 
-def links_editable(item: memory.Memory) -> bool:
+def links_editable(item: FileDigest) -> bool:
     """Whether repair may rewrite `links` and `link-labels` without losing anything."""
-    links, labels = item.fields.get("links"), item.fields.get(memory.LABELS_FIELD)
-    return (links is None or isinstance(links, list)) and (labels is None or isinstance(labels, dict))
+    return bool(item.editable)
 
 
-def explicit_labels(item: memory.Memory, target: str) -> list[str]:
+def explicit_labels(item: FileDigest | memory.Memory, target: str) -> list[str]:
     """The labels `item` gives its link to `target` in `link-labels` (empty: unlabelled)."""
     return [label for label in item.link_labels.get(target, []) if graph.LABEL_RE.fullmatch(label)]
 
@@ -225,14 +223,16 @@ class ScopeFacts:
         self.now = now or clock.now()
         self.latest = clock.to_iso(self.now + _dt.timedelta(seconds=FUTURE_SLACK))  # later is "in the future"
         self.labels = catalog.labels
+        # A store the earlier plugin laid out follows that plugin's conventions (free-form tags and
+        # ids, timestamps with milliseconds or none, links recorded once in its graph.json): those
+        # are read as they are and not reported; only what cannot be read, or is broken, is.
+        self.adopted = catalog.predecessor_layout
         self.entries = {entry.slug: entry for entry in catalog.entries()}
-        self.memories: dict[str, memory.Memory] = {}
-        for slug, entry in self.entries.items():
-            try:
-                self.memories[slug] = memory.read_file(entry.path, self.scope.name, root=self.scope.root)
-            except errors.Error:
-                continue  # removed or broken since the catalog looked: the next run reports it
-        self.hashes = {slug: item.content_hash() for slug, item in self.memories.items()}
+        # every memory file the catalog lists and that can be read (one removed or broken since the
+        # catalog looked is left out: the next run reports it)
+        self.memories: dict[str, FileDigest] = self.read_memories()
+        self.files_read: dict[str, memory.Memory] = {}
+        self.hashes = {slug: item.hash for slug, item in self.memories.items()}
         self.references = {slug: set(item.references) for slug, item in self.memories.items()}
         self.aliases = aliases(self.memories.values())
         self.view = quality.GraphView(catalog)
@@ -240,10 +240,16 @@ class ScopeFacts:
         self.stale: set[str] = set()  # memories the catalog holds out of step with their file
         self.unbacked: dict[tuple[str, str], list[tuple[str, str, str]]] = {}  # pair -> (source, target, label)
         self.problems: list[Problem] = []
-        # A store the earlier plugin laid out follows that plugin's conventions (free-form tags and
-        # ids, timestamps with milliseconds or none, links recorded once in its graph.json): those
-        # are read as they are and not reported; only what cannot be read, or is broken, is.
-        self.adopted = catalog.predecessor_layout
+
+    def read_memories(self) -> dict[str, FileDigest]:
+        """slug -> what the checks read of each memory file (set by the class that runs the families)."""
+        raise NotImplementedError
+
+    def read(self, slug: str) -> memory.Memory:
+        """Memory `slug` as its file holds it (read once: repair plans its edits on it)."""
+        if slug not in self.files_read:
+            self.files_read[slug] = memory.read_file(self.entries[slug].path, self.scope.name, root=self.scope.root)
+        return self.files_read[slug]
 
     def report(self) -> ScopeReport:
         return ScopeReport(self.scope, dict(Counter(entry.type for entry in self.entries.values())), self.problems)
@@ -251,7 +257,8 @@ class ScopeFacts:
     def add(self, kind: str, slug: str | None, message: str, hint: str, *, path: Path | None = None,
              fixable: bool = False, target: str | None = None, field: str | None = None) -> None:
         if path is None and slug in self.entries:
-            path = self.entries[slug].path
+            item = self.memories.get(slug)  # its path made once (a catalog entry makes one on each call)
+            path = item.path if item is not None else self.entries[slug].path
         self.problems.append(Problem(kind, self.severities[kind], self.scope.name, slug, path, message, hint,
                                      fixable=fixable, target=target, field=field))
 

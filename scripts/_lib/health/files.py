@@ -8,6 +8,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .digest import FileDigest
+
 from ..base import clock, redact, schema
 from ..model import frontmatter, memory
 from .facts import ERROR, WARNING, ScopeFacts, later, normal_tags
@@ -49,92 +51,111 @@ def _files(facts: ScopeFacts) -> None:
 
 
 def _frontmatter(facts: ScopeFacts) -> None:
-    rules = schema.load("frontmatter")
-    quick = QuickSchema(rules)
     for slug, item in facts.memories.items():
-        if not quick.surely_valid(item.fields):
-            for violation in schema.validate(item.fields, rules):
-                _violation(facts, item, violation)
+        for kind, message, hint, fixable, field in item.findings[0]:
+            facts.add(kind, slug, message, hint, fixable=fixable, field=field)
         _timestamp_rules(facts, item)
-        _timestamp_format(facts, item)
-        for key in frontmatter.repeated_keys(item.document.frontmatter or ""):
-            facts.add(REPEATED_FIELD, slug, f"`{key}` is written more than once (as git's union merge leaves "
-                      "a field two clones changed); other YAML readers see only the last copy",
-                      "memory repair writes it once, with the values of every copy", fixable=True, field=key)
-        if item.lenient:
-            facts.add(LENIENT_FRONTMATTER, slug, f"the frontmatter is not valid YAML ({item.lenient}); it is "
-                      "read line by line, as its writer meant it", "quote the values that hold `: ` or `#` "
-                      "(e.g. title: \"Fix: quote it\"); until then other YAML readers cannot read it",
-                      field="frontmatter")
-        if not item.title_in_field and len(item.title) > memory.MAX_TITLE:
-            facts.add(INVALID_MEMORY, slug, f"the title is {len(item.title)} characters; the limit is "
-                      f"{memory.MAX_TITLE}", "shorten the `# ` heading and move details into the content",
-                      field="title")
-        if len(item.content) > memory.MAX_BODY:
-            facts.add(INVALID_MEMORY, slug, f"the content is {len(item.content)} characters; the limit is "
-                      f"{memory.MAX_BODY}", "split it into several memories and link them", field="content")
-        kinds = redact.kinds_in(item.document.text())
-        if kinds:
-            facts.add(SECRET, slug, f"it holds what looks like a secret ({', '.join(kinds)})",
-                      f"rotate the secret, then rewrite the memory without it (`memory update {slug} --content "
-                      "...`: new text is redacted) or wrap it in <private>...</private>")
+        for kind, message, hint, fixable, field in item.findings[1]:
+            facts.add(kind, slug, message, hint, fixable=fixable, field=field)
 
 
-def _violation(facts: ScopeFacts, item: memory.Memory, violation: schema.Violation) -> None:
-    field = violation.path or "(frontmatter)"
-    head = _FIELD_HEAD.split(field)[0]
-    if head == "type" and isinstance(item.fields.get("type"), str):
-        if item.fields["type"].strip() not in memory.LEGACY_TYPES:
-            facts.add(UNKNOWN_TYPE, item.slug, f"type {item.fields['type']!r} is none of "
-                      f"{', '.join(memory.TYPES)}; it is read as written",
-                      f"set `type:` to one of them: memory update {item.slug} --type <type>", field="type")
-        return
-    if facts.adopted:
-        return  # the earlier plugin's conventions (see __init__)
-    fixable, hint = False, "edit the frontmatter by hand (schemas/frontmatter.schema.json describes it)"
-    if head == "tags" and violation.message.startswith(("must be a lowercase", "must be of type")):
-        fixable = normal_tags(item.fields.get("tags")) is not None
-        if fixable:
-            hint = "memory repair writes tags in lower case with hyphens"
-    elif head in memory.TIMESTAMP_FIELDS and (violation.message == "is required"
-                                              or item.fields.get(head) in (None, "")):
-        fixable, hint = True, "memory repair fills it in from the file's modification time"
-    elif head in memory.TIMESTAMP_FIELDS:
-        hint = 'write an ISO 8601 timestamp such as "2026-01-10T10:00:00Z"'
-    facts.add(INVALID_FRONTMATTER, item.slug, f"`{field}` {violation.message}", hint, fixable=fixable,
-              field=field)
-
-
-def _timestamp_rules(facts: ScopeFacts, item: memory.Memory) -> None:
+def _timestamp_rules(facts: ScopeFacts, item: FileDigest) -> None:
+    """The rules on `created` and `updated` that depend on the time of the check (so run each time)."""
     if facts.adopted:
         return
-    values = {key: item.fields.get(key) for key in memory.TIMESTAMP_FIELDS}
-    moments = {key: (item.created if key == "created" else item.updated) if isinstance(value, str) else ""
-               for key, value in values.items()}  # normalised by memory.parse ("" when not a timestamp)
-    for key, moment in moments.items():
+    for key, (value, moment) in item.times.items():  # moment: normalised by memory.parse, "" when not a timestamp
         if moment and later(moment, facts.latest):
-            facts.add(INVALID_FRONTMATTER, item.slug, f"`{key}` {values[key]} is in the future",
+            facts.add(INVALID_FRONTMATTER, item.slug, f"`{key}` {value} is in the future",
                       "use the time the knowledge was gained or last changed", field=key)
-    if moments["created"] and moments["updated"] and later(moments["created"], moments["updated"]):
-        facts.add(INVALID_FRONTMATTER, item.slug, f"`updated` {values['updated']} is before `created` "
-                  f"{values['created']}", "updated must be the same as or later than created; correct the "
+    created, updated = item.times.get("created", ("", "")), item.times.get("updated", ("", ""))
+    if created[1] and updated[1] and later(created[1], updated[1]):
+        facts.add(INVALID_FRONTMATTER, item.slug, f"`updated` {updated[0]} is before `created` "
+                  f"{created[0]}", "updated must be the same as or later than created; correct the "
                   "wrong one", field="updated")
 
 
-def _timestamp_format(facts: ScopeFacts, item: memory.Memory) -> None:
-    if facts.adopted:
-        return
-    for match in _TIMESTAMP_LINE.finditer(item.document.frontmatter or ""):
-        key, raw = match.group(1), match.group(2)
-        if _CANONICAL_TIMESTAMP.fullmatch(raw):
-            continue
-        value = item.fields.get(key)
-        normal = clock.normalise(value) if isinstance(value, str) else None
-        if normal is None:
-            continue  # not a timestamp at all: the schema check reports it
-        facts.add(TIMESTAMP_FORMAT, item.slug, f"`{key}` is written {raw}, not as a quoted UTC timestamp "
-                  f'("{normal}")', "memory repair rewrites it in the data model's form", fixable=True,
-                  field=key)
+# One problem of one file, as JSON: [kind, message, hint, fixable, field].
+Finding = list
+
+
+class FileRules:
+    """The checks of one memory file on its own, as a scope reads it (a store the earlier plugin laid
+    out keeps that plugin's conventions): what they find depends on the file alone, so health keeps
+    it per file (digest.py)."""
+
+    def __init__(self, adopted: bool) -> None:
+        self.adopted = adopted
+        self.rules = schema.load("frontmatter")
+        self.quick = QuickSchema(self.rules)
+
+    def findings(self, item: memory.Memory) -> tuple[list[Finding], list[Finding]]:
+        """The problems found in `item`, in the order health reports them: those before the timestamp
+        rules (`_timestamp_rules`, which read the clock) and those after."""
+        before: list[Finding] = []
+        found: list[Finding] = []
+        if not self.quick.surely_valid(item.fields):
+            for violation in schema.validate(item.fields, self.rules):
+                self._violation(before, item, violation)
+        self._timestamp_format(found, item)
+        for key in frontmatter.repeated_keys(item.document.frontmatter or ""):
+            found.append([REPEATED_FIELD, f"`{key}` is written more than once (as git's union merge leaves "
+                          "a field two clones changed); other YAML readers see only the last copy",
+                          "memory repair writes it once, with the values of every copy", True, key])
+        if item.lenient:
+            found.append([LENIENT_FRONTMATTER, f"the frontmatter is not valid YAML ({item.lenient}); it is "
+                          "read line by line, as its writer meant it", "quote the values that hold `: ` or `#` "
+                          "(e.g. title: \"Fix: quote it\"); until then other YAML readers cannot read it",
+                          False, "frontmatter"])
+        if not item.title_in_field and len(item.title) > memory.MAX_TITLE:
+            found.append([INVALID_MEMORY, f"the title is {len(item.title)} characters; the limit is "
+                          f"{memory.MAX_TITLE}", "shorten the `# ` heading and move details into the content",
+                          False, "title"])
+        if len(item.content) > memory.MAX_BODY:
+            found.append([INVALID_MEMORY, f"the content is {len(item.content)} characters; the limit is "
+                          f"{memory.MAX_BODY}", "split it into several memories and link them", False, "content"])
+        kinds = redact.kinds_in(item.document.text())
+        if kinds:
+            found.append([SECRET, f"it holds what looks like a secret ({', '.join(kinds)})",
+                          f"rotate the secret, then rewrite the memory without it (`memory update {item.slug} "
+                          "--content ...`: new text is redacted) or wrap it in <private>...</private>", False, None])
+        return before, found
+
+    def _violation(self, found: list[Finding], item: memory.Memory, violation: schema.Violation) -> None:
+        field = violation.path or "(frontmatter)"
+        head = _FIELD_HEAD.split(field)[0]
+        if head == "type" and isinstance(item.fields.get("type"), str):
+            if item.fields["type"].strip() not in memory.LEGACY_TYPES:
+                found.append([UNKNOWN_TYPE, f"type {item.fields['type']!r} is none of "
+                              f"{', '.join(memory.TYPES)}; it is read as written",
+                              f"set `type:` to one of them: memory update {item.slug} --type <type>", False, "type"])
+            return
+        if self.adopted:
+            return  # the earlier plugin's conventions (see facts.ScopeFacts)
+        fixable, hint = False, "edit the frontmatter by hand (schemas/frontmatter.schema.json describes it)"
+        if head == "tags" and violation.message.startswith(("must be a lowercase", "must be of type")):
+            fixable = normal_tags(item.fields.get("tags")) is not None
+            if fixable:
+                hint = "memory repair writes tags in lower case with hyphens"
+        elif head in memory.TIMESTAMP_FIELDS and (violation.message == "is required"
+                                                  or item.fields.get(head) in (None, "")):
+            fixable, hint = True, "memory repair fills it in from the file's modification time"
+        elif head in memory.TIMESTAMP_FIELDS:
+            hint = 'write an ISO 8601 timestamp such as "2026-01-10T10:00:00Z"'
+        found.append([INVALID_FRONTMATTER, f"`{field}` {violation.message}", hint, fixable, field])
+
+    def _timestamp_format(self, found: list[Finding], item: memory.Memory) -> None:
+        if self.adopted:
+            return
+        for match in _TIMESTAMP_LINE.finditer(item.document.frontmatter or ""):
+            key, raw = match.group(1), match.group(2)
+            if _CANONICAL_TIMESTAMP.fullmatch(raw):
+                continue
+            value = item.fields.get(key)
+            normal = clock.normalise(value) if isinstance(value, str) else None
+            if normal is None:
+                continue  # not a timestamp at all: the schema check reports it
+            found.append([TIMESTAMP_FORMAT, f"`{key}` is written {raw}, not as a quoted UTC timestamp "
+                          f'("{normal}")', "memory repair rewrites it in the data model's form", True, key])
 
 
 class QuickSchema:

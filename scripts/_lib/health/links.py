@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 from ..base import errors
-from ..model import graph, memory
+from ..model import graph
 from .facts import ERROR, WARNING, ScopeFacts, explicit_labels, links_editable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .digest import FileDigest
 
 BROKEN_LINK = "broken-link"
 CROSS_SCOPE_LINK = "cross-scope-link"
@@ -63,7 +67,7 @@ def _written_meanwhile(facts: ScopeFacts, slug: str) -> bool:
     return facts.catalog.has_slug(slug)
 
 
-def _missing_link(facts: ScopeFacts, item: memory.Memory, target: str, editable: bool) -> None:
+def _missing_link(facts: ScopeFacts, item: FileDigest, target: str, editable: bool) -> None:
     if target in facts.elsewhere:
         facts.add(CROSS_SCOPE_LINK, item.slug, f"`links` names {target}, but {facts.where(target)}",
                   "links join memories of one scope: move one of them, or remove the link by hand",
@@ -83,7 +87,7 @@ def _missing_link(facts: ScopeFacts, item: memory.Memory, target: str, editable:
     facts.add(BROKEN_LINK, item.slug, message, hint, fixable=editable, target=target)
 
 
-def _missing_reference(facts: ScopeFacts, item: memory.Memory, target: str) -> None:
+def _missing_reference(facts: ScopeFacts, item: FileDigest, target: str) -> None:
     renamed = facts.aliases.get(target, [])
     if len(renamed) == 1:
         facts.add(BROKEN_REFERENCE, item.slug, f"[[{target}]] names a memory renamed to {renamed[0]}",
@@ -94,7 +98,7 @@ def _missing_reference(facts: ScopeFacts, item: memory.Memory, target: str) -> N
               f"write the memory {target}, or edit the text that mentions it", target=target)
 
 
-def _inverse(facts: ScopeFacts, item: memory.Memory, target: str) -> None:
+def _inverse(facts: ScopeFacts, item: FileDigest, target: str) -> None:
     other = facts.memories.get(target)
     if other is None:
         return

@@ -10,6 +10,10 @@ from ..model import memory
 from . import quality
 from .facts import WARNING, ScopeFacts, later
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .digest import FileDigest
+
 ORPHAN = "orphan"
 ISOLATED = "isolated"
 EMPTY_HUB = "empty-hub"
@@ -57,14 +61,14 @@ def _organisation(facts: ScopeFacts) -> None:
                 facts.add(ISOLATED, slug, f"no links at all, created {age} days ago "
                           f"(quality.orphanThreshold: {threshold} days)",
                           f"link it (memory link {slug} OTHER), or delete it if it no longer helps")
-        score = quality.assess(item, node, now=facts.now, hub_hint=hint_hub)
+        score = quality.assess(item, node, now=facts.now, hub_hint=hint_hub, known=item.quality)
         if active and score.score < minimum:
             first = score.suggestions[0] if score.suggestions else ""
             facts.add(LOW_QUALITY, slug, f"quality {score.score}/100, below quality.minQualityScore "
                       f"({minimum}); {first}", f"memory quality {slug} shows the breakdown and every suggestion")
 
 
-def _orphan(facts: ScopeFacts, item: memory.Memory, node: quality.GraphFacts, hub: str | None) -> None:
+def _orphan(facts: ScopeFacts, item: FileDigest, node: quality.GraphFacts, hub: str | None) -> None:
     links = f"{node.edges} link{'s' if node.edges != 1 else ''}, none to a hub" if node.edges else "no links"
     if hub:
         hint = f"memory link {item.slug} {hub} --label part-of ({hub} shares its tags)"

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from ..catalog.catalog import Catalog
     from ..model.memory import Memory
+    from .digest import FileDigest as Scored
     from ..workspace.scopes import Workspace
 
 from ..base import clock, errors
@@ -126,7 +127,7 @@ class Part:
 class Quality:
     """A memory's score, its breakdown and what would raise it."""
 
-    def __init__(self, item: Memory, parts: list[Part]) -> None:
+    def __init__(self, item: Memory | Scored, parts: list[Part]) -> None:
         self.slug, self.scope, self.title, self.type = item.slug, item.scope, item.title, item.type
         self.path = item.path
         self.parts = parts
@@ -147,18 +148,35 @@ class Quality:
 
 # -- scoring ------------------------------------------------------------------------------
 
-def assess(item: Memory, facts: GraphFacts, *, now: _dt.datetime | None = None,
-           hub_hint: str | None = None) -> Quality:
-    """Score one memory. `hub_hint` names a hub worth suggesting when it belongs to none."""
-    words = len(item.content.split())
+def assess(item: Memory | Scored, facts: GraphFacts, *, now: _dt.datetime | None = None,
+           hub_hint: str | None = None, known: dict[str, Any] | None = None) -> Quality:
+    """Score one memory. `hub_hint` names a hub worth suggesting when it belongs to none. `known`:
+    what `intrinsic` found in its file (health keeps it per file); without it, `item` is a Memory
+    and it is computed here."""
+    if known is None:
+        known = intrinsic(item)  # type: ignore[arg-type]  # a Memory: only health passes anything else
     parts = {name: Part(name, maximum) for name, maximum in PARTS}
+    for name, (score, note, suggestions) in known["parts"].items():
+        parts[name].score, parts[name].note, parts[name].suggestions = score, note, list(suggestions)
+    _links(parts["links"], item, facts, hub_hint)
+    _freshness(parts["freshness"], item, now or clock.now())
+    _completeness(parts["completeness"], item, facts, known["words"], known["tests"])
+    return Quality(item, list(parts.values()))
+
+
+def intrinsic(item: Memory) -> dict[str, Any]:
+    """What the score takes from the file alone, as JSON: the title, tags and structure parts, the
+    word count and the outcome of the completeness tests that read the text (not the graph)."""
+    words = len(item.content.split())
+    parts = {name: Part(name, maximum) for name, maximum in PARTS if name in ("title", "tags", "structure")}
     _title(parts["title"], item)
     _tags(parts["tags"], item)
     _structure(parts["structure"], item, words)
-    _links(parts["links"], item, facts, hub_hint)
-    _freshness(parts["freshness"], item, now or clock.now())
-    _completeness(parts["completeness"], item, facts, words)
-    return Quality(item, list(parts.values()))
+    text = Text(f"{item.title}\n{item.content}")
+    tests = {name: bool(test(text, None, words)) for name, test, _ in _CHECKS.get(item.type, _GENERIC_CHECKS)
+             if name not in _GRAPH_TESTS}
+    return {"parts": {name: [part.score, part.note, part.suggestions] for name, part in parts.items()},
+            "words": words, "tests": tests}
 
 
 def has_title(item: Memory) -> bool:
@@ -243,7 +261,7 @@ def _structure(part: Part, item: Memory, words: int) -> None:
         part.suggestions.append("Break the text into paragraphs, a list or a code block.")
 
 
-def _links(part: Part, item: Memory, facts: GraphFacts, hub_hint: str | None) -> None:
+def _links(part: Part, item: Memory | Scored, facts: GraphFacts, hub_hint: str | None) -> None:
     if item.type == "hub":
         members = facts.members
         part.score = 0 if members == 0 else 10 if members < 3 else 20
@@ -263,7 +281,7 @@ def _links(part: Part, item: Memory, facts: GraphFacts, hub_hint: str | None) ->
                                 f"memory link {item.slug} OTHER")
 
 
-def _freshness(part: Part, item: Memory, now: _dt.datetime) -> None:
+def _freshness(part: Part, item: Memory | Scored, now: _dt.datetime) -> None:
     if item.status != "active":
         part.score, part.note = part.max, f"{item.status}: not expected to change"
         return
@@ -320,6 +338,7 @@ _CHECKS: dict[str, list[Any]] = {
          "Link at least three members to it: memory link MEMBER HUB --label part-of"),
     ],
 }
+_GRAPH_TESTS = frozenset({"members"})  # tests reading only the graph facts; every other one reads only the text
 _GENERIC_CHECKS: list[Any] = [  # the memory-graph kinds: file-summary, discovery, session, task, error
     ("detail", lambda text, facts, words: "\n#" in text.lower or _BLOCK.search(text.lower) is not None,
      "Organise the details under `## ` headings or in a list."),
@@ -328,12 +347,11 @@ _GENERIC_CHECKS: list[Any] = [  # the memory-graph kinds: file-summary, discover
 ]
 
 
-def _completeness(part: Part, item: Memory, facts: GraphFacts, words: int) -> None:
+def _completeness(part: Part, item: Memory | Scored, facts: GraphFacts, words: int, tests: dict[str, bool]) -> None:
     checks = _CHECKS.get(item.type, _GENERIC_CHECKS)
-    text = Text(f"{item.title}\n{item.content}")
     found, missing = [], []
     for name, test, suggestion in checks:
-        if test(text, facts, words):
+        if tests[name] if name in tests else test(None, facts, words):
             found.append(name)
         else:
             missing.append(name)

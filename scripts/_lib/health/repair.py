@@ -250,7 +250,7 @@ class Plan:
 
     def edit(self, slug: str) -> FileEdit:
         if slug not in self.edits:
-            self.edits[slug] = FileEdit(self.analysis.memories[slug])
+            self.edits[slug] = FileEdit(self.analysis.read(slug))
         return self.edits[slug]
 
     def links_of(self, slug: str) -> list[str]:
@@ -357,7 +357,7 @@ class Plan:
         for problem in fixable:
             if problem.slug is None or problem.slug not in self.analysis.memories:
                 continue
-            item = self.analysis.memories[problem.slug]
+            item = self.analysis.read(problem.slug)
             head = (problem.field or "").split("[")[0].split(".")[0]
             if problem.kind == files.INVALID_FRONTMATTER and head == "tags":
                 tags = normal_tags(item.fields.get("tags"))

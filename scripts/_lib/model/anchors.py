@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+from stat import S_ISLNK, S_ISREG
 
 from ..base.globs import glob_match
 
@@ -345,8 +346,11 @@ class Checker:
     def _blob(self, relpath: str) -> str | None:
         if relpath not in self._blobs:
             try:
-                stat = os.stat(self.project_dir / relpath)
-                present = os.path.isfile(self.project_dir / relpath)
+                path = self.project_dir / relpath
+                found = os.lstat(path)
+                stat = found if not S_ISLNK(found.st_mode) else \
+                    os.stat(path) if _project_file(self.project_dir, relpath) else None  # no link out of the project
+                present = stat is not None and S_ISREG(stat.st_mode)
             except OSError:
                 stat, present = None, False
             self._exists[relpath] = present

@@ -16,15 +16,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterable
 
-from ..base import clock, deps, errors
+from ..base import clock, errors
+from ..base.text import LazyPattern
 
 DELETE = object()  # marker for replace_fields: remove the key
 
-_KEY_LINE = re.compile(
+_KEY_LINE = LazyPattern(
     r"""^(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#\-"'?:,\[\]{}&*!|>%@`][^:#\r\n]*?)[ \t]*:(?:[ \t]|\r?$|$)""")
-_WIKI_ONLY = re.compile(r"^\s*(\[\[[^\[\]\r\n]+\]\]\s*,?\s*)+$")
-_WIKI_TARGET = re.compile(r"\[\[([^\[\]|#\r\n]+)(?:#[^\[\]|\r\n]*)?(?:\|[^\[\]\r\n]*)?\]\]")
-_PLAIN_SAFE = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/])?")
+_WIKI_ONLY = LazyPattern(r"^\s*(\[\[[^\[\]\r\n]+\]\]\s*,?\s*)+$")
+_WIKI_TARGET = LazyPattern(r"\[\[([^\[\]|#\r\n]+)(?:#[^\[\]|\r\n]*)?(?:\|[^\[\]\r\n]*)?\]\]")
+_PLAIN_SAFE = LazyPattern(r"[A-Za-z_](?:[A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/])?")
 _YAML_WORDS = {"yes", "no", "true", "false", "on", "off", "null", "y", "n", "~"}
 _NON_PRINTABLE = "[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029\ufeff]"
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": "\\0",
@@ -76,6 +77,8 @@ def split(text: str) -> Document:
 
 def yaml_module() -> Any:
     """PyYAML (imported on first use: it costs ~10 ms)."""
+    from ..base import deps
+
     return deps.load("yaml")
 
 
@@ -93,7 +96,7 @@ def parse(frontmatter: str) -> dict[str, Any]:
     return _parse_yaml(frontmatter)
 
 
-_LINE_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*))?$")
+_LINE_KEY = LazyPattern(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*))?$")
 
 
 def parse_lenient(frontmatter: str) -> dict[str, Any] | None:
@@ -197,8 +200,8 @@ def _invalid_yaml(exc: Any) -> errors.InvalidInput:
     return errors.InvalidInput(f"invalid YAML frontmatter{where}: {problem}", "fix the YAML between the --- lines")
 
 
-_SIMPLE_KEY = re.compile(r"(?:([A-Za-z_][A-Za-z0-9_-]*)|\"([A-Za-z0-9_ -]*)\"):(?: (.*))?")
-_SIMPLE_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_SIMPLE_KEY = LazyPattern(r"(?:([A-Za-z_][A-Za-z0-9_-]*)|\"([A-Za-z0-9_ -]*)\"):(?: (.*))?")
+_SIMPLE_INT = LazyPattern(r"-?(?:0|[1-9][0-9]{0,17})")
 _QUOTED_ESCAPES = {"\\": "\\", '"': '"', "t": "\t", "n": "\n", "r": "\r", "0": "\x00", "N": "\x85",
                    "L": "\u2028", "P": "\u2029", "/": "/"}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
@@ -237,7 +240,7 @@ def parse_simple(frontmatter: str) -> dict[str, Any] | None:
     return result
 
 
-_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+_TIMESTAMP = LazyPattern(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
 
 def merge_repeated(first: Any, second: Any) -> Any:
@@ -587,7 +590,7 @@ def _simple_entries(lines: list[str]) -> list[_Entry]:
     return entries
 
 
-_COMMENT = re.compile("(?:^|(?<=[ \t\r\n\x85\u2028\u2029]))#[^\r\n\x85\u2028\u2029]*")
+_COMMENT = LazyPattern("(?:^|(?<=[ \t\r\n\x85\u2028\u2029]))#[^\r\n\x85\u2028\u2029]*")
 
 
 def _yaml_layout(frontmatter: str, lines: list[str]) -> _Layout:
@@ -700,7 +703,13 @@ def replace_fields(frontmatter: str, changes: dict[str, Any], *, newline: str = 
     if not changes:
         return frontmatter
     quoted = set(quoted)
-    before = parse(frontmatter)
+    try:
+        before = parse(frontmatter)
+    except errors.InvalidInput:
+        lenient = parse_lenient(frontmatter)  # as the bash-era tool wrote it: re-emitted as valid YAML
+        if lenient is None or any(line.lstrip().startswith("#") for line in frontmatter.splitlines()):
+            raise
+        return _re_emitted(lenient, changes, newline, quoted)
     layout = _layout(frontmatter)
     plan = layout.plan(changes)
     problem = ""
@@ -719,6 +728,12 @@ def replace_fields(frontmatter: str, changes: dict[str, Any], *, newline: str = 
         raise errors.InvalidInput(f"cannot change {_names(changes)} without losing the comments of the frontmatter "
                                   f"({why})", "edit the file by hand, or remove the # comments from its "
                                   "frontmatter and run the command again")
+    return _re_emitted(before, changes, newline, quoted)
+
+
+def _re_emitted(before: dict[str, Any], changes: dict[str, Any], newline: str, quoted: set[str]) -> str:
+    """The whole frontmatter written afresh: every field of `before` in its order, with `changes`;
+    checked to read back as exactly that."""
     fields = dict(before)
     for key, value in changes.items():
         if value is DELETE:

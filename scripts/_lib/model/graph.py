@@ -8,17 +8,17 @@ both directions, the reverse one with the inverse label.
 
 from __future__ import annotations
 
-import re
 from collections import namedtuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Mapping
 
+from ..base.text import LazyPattern
 from .memory import Memory
 
 DEFAULT_LABEL = "relates-to"
-LABEL_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+LABEL_RE = LazyPattern(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 INVERSE_LABELS = {
     "implements": "implemented-by",
     "part-of": "contains",

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from . import frontmatter
 
 from ..base import clock, errors
-from ..base.text import decode
+from ..base.text import LazyPattern, decode
 from ..workspace.layout import ARCHIVE_DIR
 
 CANONICAL_TYPES = ("decision", "learning", "artifact", "gotcha", "breadcrumb", "hub")
@@ -28,10 +28,10 @@ _CATEGORY_TAGS = {**{name: name for name in CANONICAL_TYPES}, "tip": "learning",
                   "pitfall": "gotcha", "warning": "gotcha", "adr": "decision", "reference": "artifact",
                   "snippet": "artifact", "template": "artifact"}
 DELIBERATION_TAG = "deliberation"
-_THINK_FILE = re.compile(r"^(thought|think)-\d{8}-\d{6,9}$")
+_THINK_FILE = LazyPattern(r"^(thought|think)-\d{8}-\d{6,9}$")
 
 SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
-SLUG_RE = re.compile(SLUG_PATTERN)
+SLUG_RE = LazyPattern(SLUG_PATTERN)
 MAX_SLUG = 120
 MAX_TITLE = 200
 MAX_BODY = 50_000
@@ -39,8 +39,8 @@ MAX_TAG = 50
 TIMESTAMP_FIELDS = ("created", "updated")
 LABELS_FIELD = "link-labels"  # per-link labels, so graph.json can be rebuilt from the files alone
 
-_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*\r?$", re.M)
-_WORD = re.compile(r"[a-z0-9]+")
+_HEADING = LazyPattern(r"^#[ \t]+(.+?)[ \t]*\r?$", re.M)
+_WORD = LazyPattern(r"[a-z0-9]+")
 _TITLE_STOP_WORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or that the this to was were "
     "will with use uses used using we our not no do does how why what when".split())
@@ -317,7 +317,7 @@ def check_slug(slug: str) -> str:
     return slug
 
 
-LOOKUP_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+LOOKUP_RE = LazyPattern(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
 
 def check_lookup_slug(slug: str) -> str:

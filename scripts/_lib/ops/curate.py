@@ -96,7 +96,9 @@ def _move_within(plan: Plan, item: memory.Memory, destination: Any, text: str) -
 def tag(workspace: Workspace, selection: dict[str, list[str]], tags: str | list[str], *, remove: bool = False,
         dry_run: bool = False) -> Curated:
     """Add (or, with `remove`, take away) tags, checked and normalised as `memory write` does."""
-    wanted = memory.parse_tags(tags)
+    # a tag to remove is matched as written, ignoring case: stores of the earlier plugin hold
+    # free-form tags (`UX`, `node.js`) that no longer pass the check for a tag to add
+    wanted = _removal_names(tags) if remove else memory.parse_tags(tags)
     if not wanted:
         raise errors.InvalidInput("no tags given", "e.g. memory tag SLUG auth,api")
     for name in wanted:
@@ -105,7 +107,7 @@ def tag(workspace: Workspace, selection: dict[str, list[str]], tags: str | list[
     def edit(plan: Plan, item: memory.Memory, catalog: Catalog) -> bool:
         current = list(item.tags)
         if remove:
-            kept = [name for name in current if name not in wanted]
+            kept = [name for name in current if name.casefold() not in wanted]
             if kept == current:
                 return False
             if not kept:
@@ -113,13 +115,23 @@ def tag(workspace: Workspace, selection: dict[str, list[str]], tags: str | list[
                                           "a memory needs at least one tag: add another first (memory tag)")
             plan.rewrite(item, {"tags": kept})
             return True
-        added = current + [name for name in wanted if name not in current]
+        present = {name.casefold() for name in current}
+        added = current + [name for name in wanted if name not in present]
         if added == current:
             return False
         plan.rewrite(item, {"tags": added})
         return True
 
     return _curate(workspace, "untag" if remove else "tag", selection, edit, dry_run)
+
+
+def _removal_names(tags: str | list[str]) -> list[str]:
+    """The tags named for removal, casefolded: split on commas, blanks dropped."""
+    names = [part.strip().casefold() for piece in ([tags] if isinstance(tags, str) else tags)
+             for part in piece.split(",")]
+    if not any(names):
+        raise errors.InvalidInput("empty tags", "give at least one tag, e.g. --tags auth,api")
+    return [name for name in dict.fromkeys(names) if name]
 
 
 def _curate(workspace: Workspace, action: str, selection: dict[str, list[str]], edit: Any,

@@ -35,6 +35,7 @@ COLOURS = {
 }
 SYMMETRIC = {label for label, inverse in graph.INVERSE_LABELS.items() if label == inverse}
 
+CRLF = "\r\n"  # stripped from the ends of a title: Mermaid drops the blank line they would make
 _UNSAFE = frozenset('"#&<>%\\`$|')
 _PLACEHOLDER_PAIRS = (("\ufb02\xb0", "\ufb02\u200b\xb0"), ("\xb6\xdf", "\xb6\u200b\xdf"))
 _TRIGGER_WORDS = (("style", "#115;tyle"), ("classDef", "#99;lassDef"))
@@ -108,7 +109,7 @@ def to_mermaid(subgraph: Subgraph, labels: graph.Labels) -> str:
     lines = ["flowchart LR"]
     for entry in subgraph.nodes:
         opening, closing = SHAPES.get(entry.type, ("[", "]"))
-        label = mermaid_label(f"{entry.title}\n{entry.slug}")
+        label = mermaid_label(f"{entry.title.strip(CRLF)}\n{entry.slug}")
         lines.append(f'  {ids[entry.slug]}{opening}"{label}"{closing}')
     for edge in _drawn_edges(subgraph, labels):
         arrow = "---" if edge.label in SYMMETRIC else "-->"

@@ -81,14 +81,18 @@ def impact(workspace: Workspace, slug: str, *, scope: str | None = None, depth: 
         frontier = [slug]
         for _ in range(depth):
             reached = queries.declarers_of_any(catalog, frontier)
-            level = sorted({holder for holders in reached.values() for holder in holders} - seen)
+            # with the graph's edges too: a store of the earlier plugin keeps its links in graph.json
+            level = sorted({holder for holders in reached.values() for holder in holders}
+                           .union(edge.target for done in frontier for edge in catalog.edges(done)
+                                  if catalog.has_slug(edge.target)) - seen)
             if not level:
                 break
             levels.append(level)
             seen.update(level)
             frontier = level
-        labels = {edge.target: edge.label for edge in catalog.edges(slug)}
-        dangling = [{"slug": holder, "label": labels.get(holder, "relates-to")}
+        # each dangling link is the holder's own, under the label it gives the edge towards `slug`
+        dangling = [{"slug": holder, "label": next((edge.label for edge in catalog.edges(holder)
+                                                    if edge.target == slug), "relates-to")}
                     for holder in (levels[0] if levels else [])]
         emptied = []
         for edge in catalog.edges(slug):

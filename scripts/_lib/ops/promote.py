@@ -174,18 +174,22 @@ def _plan(workspace: Workspace, source: Catalog, target: Catalog | None, target_
             raise errors.NotFound(f"no memory {slug!r} in {source.scope.name} scope",
                                   "run `memory list` to see what exists")
         origin = f"{source.scope.name}:{slug}"
-        resumed = False
-        if target is not None and target.has_slug(slug):
-            arrived = target.get(slug)
-            if arrived is None or arrived.extra.get(PROMOTED_FROM) != origin or source_plan is None:
-                raise errors.Conflict(
-                    f"a memory {slug!r} already exists in the {target_scope.name} scope",
-                    f"rename one of them first: memory rename {slug} NEW --scope {source.scope.name}")
-            resumed = True  # an interrupted move: the copy arrived, the original is still here
         item = memory.read_file(entry.path, source.scope.name, root=source.scope.root)
         left = [(edge.target, edge.label) for edge in source.edges(slug) if edge.target not in moving]
         left += [(ref, relink.MENTION) for ref in item.references
                  if ref not in moving and ref not in {slug for slug, _ in left}]
+        resumed = False
+        if target is not None and target.has_slug(slug):
+            arrived = target.get(slug)
+            # an interrupted move (the copy arrived, the original is still here) is finished only
+            # when the copy is what this move would write: a copy taken with --copy and changed
+            # since, or an original changed since, is a conflict, never silently replaced
+            if arrived is None or arrived.extra.get(PROMOTED_FROM) != origin or source_plan is None or \
+                    not _is_arrival_of(workspace, arrived.path, item, left, origin, target_scope.name):
+                raise errors.Conflict(
+                    f"a memory {slug!r} already exists in the {target_scope.name} scope",
+                    f"rename one of them first: memory rename {slug} NEW --scope {source.scope.name}")
+            resumed = True
         path = (new_memory_path(target, slug, item.type) if target is not None
                 else target_scope.root / f"{slug}.md")
         if not resumed:
@@ -216,6 +220,15 @@ def _plan(workspace: Workspace, source: Catalog, target: Catalog | None, target_
     return moved
 
 
+def _is_arrival_of(workspace: Workspace, path: Any, item: memory.Memory, left: list[tuple[str, str]],
+                   origin: str, target_name: str) -> bool:
+    """Whether the file at `path` is exactly what moving `item` wrote (at its `promoted-at`)."""
+    text = path.read_text(encoding="utf-8")
+    promoted_at = memory.parse(text, path, target_name).fields.get(PROMOTED_AT)
+    return isinstance(promoted_at, str) and \
+        text == _arriving_text(workspace, item, left, origin, promoted_at, target_name)
+
+
 def _arriving_text(workspace: Workspace, item: memory.Memory, left: list[tuple[str, str]], origin: str, now: str,
                    target_name: str) -> str:
     """The moved memory's file in its new scope: provenance added, links that stay behind
@@ -232,5 +245,9 @@ def _arriving_text(workspace: Workspace, item: memory.Memory, left: list[tuple[s
             changes[key] = value
     if "scope" in item.fields:  # the earlier plugin's files name their scope
         changes["scope"] = target_name
+    if not item.fields.get("updated"):  # the earlier plugin's files may lack it; ours never do
+        changes["updated"] = item.updated or now
+    if item.archived and item.fields.get("status") != "archived":
+        changes["status"] = "archived"  # archived by its folder, which it leaves
     changes.update({PROMOTED_FROM: origin, PROMOTED_AT: now})
     return rendered(item, changes, body, touch=False)

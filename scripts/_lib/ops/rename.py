@@ -94,7 +94,8 @@ def _plan(catalog: Catalog, old: str, new: str) -> tuple[Plan, list[str], str]:
     plan = Plan(catalog)
     holder = catalog.get(new)
     if holder is not None or target.exists():
-        if holder is None or old not in _previous(holder.path, scope):
+        if holder is None or old not in _previous(holder.path, scope) or \
+                not _renamed_copy(holder.path, item, scope.root):
             raise errors.Conflict(f"a memory {new!r} already exists in {scope.name} scope",
                                   f"choose another name, or rename that one first (memory rename {new} ...)")
         # an interrupted rename: NEW.md is written; finish the links and remove OLD.md
@@ -117,6 +118,16 @@ def _plan(catalog: Catalog, old: str, new: str) -> tuple[Plan, list[str], str]:
     if entry.path != target:
         plan.remove(entry.path, old)
     return plan, referrers, entry.type
+
+
+def _renamed_copy(path: Any, item: memory.Memory, root: Any) -> bool:
+    """Whether the file at `path` is `item` as a rename writes it (only its name fields differ):
+    a memory written later under a slug a rename freed is not the rename's unfinished half."""
+    renamed = memory.read_file(path, item.scope, root=root)
+    name_fields = {PREVIOUS_FIELD, "id", "updated"}
+    return renamed.body == item.body and \
+        {key: value for key, value in renamed.fields.items() if key not in name_fields} == \
+        {key: value for key, value in item.fields.items() if key not in name_fields}
 
 
 def _previous(path: Any, scope: Any) -> list[str]:

@@ -111,7 +111,15 @@ def search_memories(workspace: Workspace, query: str, filters: Filters, *, limit
             scopes = [_prepare(embedder, catalog, query, filters, mode)
                       for catalog in _catalogs(workspace, stack, filters)]
             query_vector = pending.result()[0]
-            return _search(workspace, embedder, scopes, query, query_vector, limit, mode)
+            outcome = _search(workspace, embedder, scopes, query, query_vector, limit, mode)
+            known = {(part.catalog.scope.name, slug): content_hash for part in scopes
+                     for slug, content_hash in part.current.items()}
+            # the catalog checks each file it returns (catalog.get): one edited by hand since the
+            # ranking began now has another content hash, so rank again with what it says now
+            if any(known.get((hit.entry.scope, hit.entry.slug)) != hit.entry.content_hash for hit in outcome.hits):
+                scopes = [_prepare(embedder, part.catalog, query, filters, mode) for part in scopes]
+                outcome = _search(workspace, embedder, scopes, query, query_vector, limit, mode)
+            return outcome
     except embed.Unavailable as exc:
         return Outcome(query, "keyword-fallback", None, store.search_memories(workspace, query, filters, limit=limit),
                        exc)

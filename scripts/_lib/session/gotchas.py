@@ -13,6 +13,7 @@ import os
 import re
 
 from ..base import text
+from ..base.text import LazyPattern
 from ..base.globs import glob_match
 from ..model import memory
 from ..catalog.catalog import Catalog, Entry, open_catalog
@@ -38,9 +39,9 @@ LANGUAGES = {
 }
 SPECIAL_FILES = {"dockerfile": ("docker",), "makefile": ("make",), "package.json": ("npm", "node"),
                  "pyproject.toml": ("python",), "cargo.toml": ("rust", "cargo"), "go.mod": ("go",)}
-ERROR_LINE = re.compile(r"(error|exception|traceback|failed|fatal|panic|denied|refused|not found|cannot|"
+ERROR_LINE = LazyPattern(r"(error|exception|traceback|failed|fatal|panic|denied|refused|not found|cannot|"
                         r"undefined|segmentation)", re.IGNORECASE)
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORDS = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 SCORE_GLOB, SCORE_DIRECTORY, SCORE_FILE, SCORE_WORD, SCORE_LANGUAGE, SCORE_TOOL = 5.0, 3.0, 3.0, 1.5, 1.0, 3.0
 ERROR_TEXT_WEIGHT = 2.0  # score of an error-output match, per MIN_ERROR_OVERLAP shared words
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 
 from ..base import fsutil
 from ..base.paths import data_dir
+from ..base.text import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterator, Mapping
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_SESSION_ID = LazyPattern(r"[A-Za-z0-9_.-]{1,128}")
 STALE_AFTER = 14 * 24 * 3600  # seconds: state of sessions idle this long is removed
 
 

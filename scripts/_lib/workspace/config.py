@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -10,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..base import errors, schema
+from ..base import errors
 
 CONFIG_NAME = "config.json"
 
@@ -102,6 +101,8 @@ def read_file(path: Path) -> dict[str, Any] | None:
 
 def check(data: dict[str, Any], path: Path | str) -> None:
     """Raise ConfigError naming the file, the key and the expected value when `data` is invalid."""
+    from ..base import schema  # here: most runs have no config file to check
+
     problems = schema.validate(data, schema.load("config"))
     if problems:
         first = problems[0]
@@ -132,16 +133,25 @@ def refuse_secrets(value: Any, where: Path | str, dotted: str = "") -> None:
                                       "that file is committed with the project, so nothing was written", SECRET_HINT)
 
 
+def _copied(value: Any) -> Any:
+    """A deep copy of a JSON value (what config holds), without the `copy` module's cost at start-up."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
+
+
 def merge(base: dict[str, Any], override: dict[str, Any], origin: str, sources: dict[str, str],
           prefix: str = "") -> dict[str, Any]:
     """Deep-merge `override` into a copy of `base`, recording the origin of every leaf."""
-    result = copy.deepcopy(base)
+    result = _copied(base)
     for key, value in override.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, dict) and isinstance(result.get(key), dict) and value:
             result[key] = merge(result[key], value, origin, sources, dotted + ".")
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = _copied(value)
             for known in [k for k in sources if k == dotted or k.startswith(dotted + ".")]:
                 del sources[known]
             _record(value, dotted, origin, sources)
@@ -161,7 +171,7 @@ def load(paths: list[Path]) -> Config:
     sources: dict[str, str] = {}
     _record(DEFAULTS, "", "default", sources)
     sources = {key.lstrip("."): origin for key, origin in sources.items()}
-    values = copy.deepcopy(DEFAULTS)
+    values = _copied(DEFAULTS)
     used: list[Path] = []
     for path in paths:
         data = read_file(path)
