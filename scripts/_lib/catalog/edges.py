@@ -123,6 +123,12 @@ def refresh_all(conn: sqlite3.Connection, labels: Labels) -> str:
 
 def lines(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, str]]:
     """(slug, graph.json line) of every memory with an edge, by slug, from one read of the declarations."""
+    for slug, edges in every_node(conn, labels):
+        yield slug, _line(slug, edges)
+
+
+def every_node(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, list[Edge]]]:
+    """(slug, `node_edges`) of every memory with an edge, by slug, from one read of the declarations."""
     around: dict[str, list[tuple[str, str, str, int]]] = {}
     for src, dst, label, ts in conn.execute(
             "SELECT d.src, d.dst, d.label, d.ts FROM declared d WHERE EXISTS (SELECT 1 FROM docs WHERE slug=d.src) "
@@ -132,7 +138,7 @@ def lines(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, str]]
     for slug in sorted(around):
         edges = _symmetric(slug, around[slug], labels)
         if edges:
-            yield slug, _line(slug, edges)
+            yield slug, edges
 
 
 def _line(slug: str, edges: list[Edge]) -> str:

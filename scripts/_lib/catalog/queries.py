@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterable, Iterator
 
+    from ..model.graph import Edge
     from .catalog import Catalog
 
 from ..model.graph import ORIGIN_IMPORTED, ORIGIN_LINKS
@@ -146,9 +147,9 @@ def linked_or_hubs(catalog: Catalog) -> list[str]:
         "SELECT slug FROM docs WHERE slug IN (SELECT slug FROM adjacency) OR type='hub' ORDER BY slug")]
 
 
-def graph_lines(catalog: Catalog) -> Iterator[tuple[str, str]]:
-    """(slug, its graph.json line) for every memory with an edge."""
-    return edges.lines(catalog.conn, catalog.labels)
+def graph_edges(catalog: Catalog) -> Iterator[tuple[str, list[Edge]]]:
+    """(slug, its edges as graph.json holds them) for every memory with an edge."""
+    return edges.every_node(catalog.conn, catalog.labels)
 
 
 def least_linked(catalog: Catalog, limit: int) -> list[str]:

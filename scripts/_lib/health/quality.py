@@ -16,7 +16,6 @@ Everything is computed from the file and the graph; nothing is stored.
 
 from __future__ import annotations
 
-import json
 import re
 
 TYPE_CHECKING = False
@@ -98,9 +97,8 @@ class GraphView:
     def __init__(self, catalog: Catalog) -> None:
         self.types: dict[str, str] = queries.types(catalog)
         self.neighbours: dict[str, list[tuple[str, str]]] = {}
-        for slug, line in queries.graph_lines(catalog):
-            payload = line.partition(": ")[2]
-            self.neighbours[slug] = [(edge["target"], edge["label"]) for edge in json.loads(payload)]
+        for slug, edges in queries.graph_edges(catalog):
+            self.neighbours[slug] = [(edge.target, edge.label) for edge in edges]
 
     def facts(self, slug: str) -> GraphFacts:
         edges = self.neighbours.get(slug, [])
