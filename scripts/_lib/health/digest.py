@@ -140,6 +140,6 @@ class DigestCache:
         for relpath in gone:
             del self.files[relpath]
         if self.changed or gone:
-            with contextlib.suppress(OSError):  # a scope whose cache directory is read-only: no cache
+            with contextlib.suppress(OSError, errors.Error):  # a cache that cannot be written (read-only, full): none
                 fsutil.write_atomically(self.path, json.dumps({**self.header, "files": self.files},
                                                               separators=(",", ":")), durable=False)

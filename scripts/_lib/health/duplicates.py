@@ -10,7 +10,7 @@ import operator
 import zlib
 from collections import Counter, defaultdict
 
-from ..base import fsutil, stamps
+from ..base import errors, fsutil, stamps
 from ..catalog import queries
 from .facts import WARNING, ScopeFacts
 
@@ -68,7 +68,7 @@ def _near_pairs(facts: ScopeFacts) -> list[tuple[str, str, float]]:
         pass  # missing, unreadable or of another shape: computed again below
     terms = {slug: frozenset(text.split()) for slug, text in rows}
     pairs = near_duplicates(terms, {slug: facts.hashes[slug] for slug in terms})
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, errors.Error):  # a memo that cannot be written (read-only, full): none
         fsutil.write_atomically(path, json.dumps({"key": key.hexdigest(), "pairs": pairs}), durable=False)
     return pairs
 
