@@ -215,10 +215,10 @@ def test_splice_lines_matches_a_full_rewrite(monkeypatch: pytest.MonkeyPatch, se
     changes) by one split of the file; the result must equal the intended JSON."""
     import random
 
-    from _lib.catalog import catalog
-    from _lib.catalog.catalog import splice_lines
+    from _lib.catalog import exports
+    from _lib.catalog.exports import splice_lines
 
-    monkeypatch.setattr(catalog, "SPLICE_SEARCHES", searches)
+    monkeypatch.setattr(exports, "SPLICE_SEARCHES", searches)
     rng = random.Random(7)
     for _ in range(2000):
         data = {f"k{rng.randint(0, 30)}": {"v": rng.randint(0, 9), "text": "é, \",\\n\""}

@@ -32,26 +32,20 @@ from ..base.stamps import file_stamp
 from ..model import graph, memory
 from ..workspace import layout
 from . import bm25, edges as edge_tables, freshness, words
+from .derived import GRAPH_NAME, INDEX_NAME  # noqa: F401  (part of the catalog's API)
+from .exports import Exports
+from .foreign import ForeignFiles
 from .journal import of as journal_of
 from ..workspace.config import Config
 from ..workspace.scopes import Scope
 
 if TYPE_CHECKING:
-    from ..model import predecessor
     from ..workspace.scopes import Workspace
 
 SCHEMA_VERSION = 10  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
-INDEX_NAME = "index.json"
-GRAPH_NAME = "graph.json"
-INDEX_VERSION = "1.0.0"
 DISK_KEY = "disk"  # meta: fingerprint of the file stamps the catalog reflects
 ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held the lock
-# meta of index.json / graph.json while catalog changes are not exported yet: a process killed
-# in between leaves it, and the next one rewrites both files whole
-PENDING = "pending:"
-# meta: "<stamp> <format>" of an index.json or graph.json another tool wrote (see layout), as last read
-FOREIGN = "foreign:"
 HOOK_CATCH_UP_FILES = 100  # changed files a hook takes in itself: about 200 ms of reading and recording
 STAGE_FILES = 200  # files recorded at once from which postings are stored in key order at the end
 READ_BATCH = 500  # files parsed and held in memory at once while recording many
@@ -215,7 +209,7 @@ def _scan_dir(directory: Path, prefix: str, found: Scan, *, nested: bool) -> Non
         os.close(fd)
 
 
-class Catalog:
+class Catalog(ForeignFiles, Exports):
     """The derived catalog of one scope. Open with `Catalog.open`, close with `close()`."""
 
     def __init__(self, scope: Scope, conn: sqlite3.Connection, config: Config, *, may_replace: bool = True) -> None:
@@ -602,164 +596,6 @@ class Catalog:
                                 "SELECT stamp FROM problems WHERE relpath = ?", (relpath, relpath)).fetchone()
         return row[0] if row else None
 
-    def _mark_exports_pending(self) -> None:
-        """Record, in the transaction about to change the catalog, that index.json and graph.json
-        will need this change: if the process dies before `export`, the next one notices."""
-        if self._pending:
-            return
-        for name in (INDEX_NAME, GRAPH_NAME):
-            value = self._meta(name) or ""
-            if value.startswith(PENDING):
-                self._inherited = True
-            else:
-                self._set_meta(name, PENDING + value)
-        self._pending = True
-
-    # -- index.json and graph.json as found ------------------------------------------------------
-
-    @property
-    def predecessor_layout(self) -> bool:
-        """The scope is laid out by the earlier plugin (its folders, or its index.json or graph.json):
-        this plugin then keeps that plugin's files in their format and writes none of its own."""
-        return bool(layout.memory_subdirs(self.scope.root)) or any(
-            self._foreign_format(name) == layout.FORMAT_PREDECESSOR for name in (INDEX_NAME, GRAPH_NAME))
-
-    def _foreign_format(self, name: str) -> str | None:
-        """The format of index.json or graph.json when another tool wrote it and we read it as it is now."""
-        recorded = self._meta(FOREIGN + name)
-        if recorded is None:
-            return None
-        stamp, _, fmt = recorded.rpartition(" ")
-        return fmt if stamp == (file_stamp(self.scope.root / name) or "") else None
-
-    def _ours(self, name: str, stamp: str | None) -> bool:
-        recorded = self._meta(name)
-        return stamp is not None and recorded in (stamp, PENDING + stamp)
-
-    def _look_again(self, name: str) -> bool:
-        """Whether a derived file someone else wrote must be read: it changed since we last did, or
-        it is one a command may now set aside (a hook left it alone)."""
-        known = self._foreign_format(name)
-        return known is None or (self.may_replace and known in layout.REPLACEABLE and not self.predecessor_layout)
-
-    def _read_foreign(self, name: str, classify: Any) -> tuple[str, Any]:
-        """(format, content) of a derived file someone else wrote; remembered by its stamp.
-        A symbolic link is never followed: what it leads to is not ours to read."""
-        path = self.scope.root / name
-        stamp = file_stamp(path) or ""
-        if os.path.islink(path):
-            data, fmt = None, layout.FORMAT_LINK
-        else:
-            try:
-                data = json.loads(path.read_bytes())
-                fmt = classify(data)
-            except (OSError, UnicodeDecodeError, ValueError):
-                data, fmt = None, layout.FORMAT_BROKEN
-        if fmt != layout.FORMAT_OURS:
-            self._set_meta(FOREIGN + name, f"{stamp} {fmt}")
-        return fmt, data
-
-    def _changed_graph(self) -> tuple[Any | None, Any | None]:
-        """What graph.json holds when someone other than us wrote it since we last looked:
-        (content in our format to adopt labels from, edges of the earlier plugin's format)."""
-        path = self.scope.root / GRAPH_NAME
-        stamp = file_stamp(path)
-        if stamp is None and not os.path.islink(path):
-            if self._meta(FOREIGN + GRAPH_NAME) is not None:  # the earlier plugin's graph.json is gone
-                self.conn.execute("DELETE FROM meta WHERE key=?", (FOREIGN + GRAPH_NAME,))
-                return None, []
-            return None, None
-        if self._ours(GRAPH_NAME, stamp) or not self._look_again(GRAPH_NAME):
-            return None, None  # ours (perhaps behind the catalog: then it is rewritten, never imported)
-        fmt, data = self._read_foreign(GRAPH_NAME, layout.graph_format)
-        if fmt == layout.FORMAT_OURS:
-            return data, None
-        if fmt == layout.FORMAT_PREDECESSOR:
-            from ..model import predecessor  # here: only the earlier plugin's stores need it
-
-            return None, predecessor.graph_edges(data)
-        self._set_aside(GRAPH_NAME, fmt)
-        return None, None
-
-    def _adopt_index(self) -> None:
-        """Notice an index.json someone else wrote: ours is rewritten, another tool's kept (or set aside)."""
-        path = self.scope.root / INDEX_NAME
-        stamp = file_stamp(path)
-        if (stamp is None and not os.path.islink(path)) or self._ours(INDEX_NAME, stamp) \
-                or not self._look_again(INDEX_NAME):
-            return
-        fmt, _ = self._read_foreign(INDEX_NAME, layout.index_format)
-        if fmt not in (layout.FORMAT_OURS, layout.FORMAT_PREDECESSOR):
-            self._set_aside(INDEX_NAME, fmt)
-
-    def _set_aside(self, name: str, fmt: str) -> None:
-        """A derived file in a format nobody here knows (or not JSON at all): a command keeps a copy
-        beside it and lets it be rewritten; a hook, or a store of the earlier plugin, leaves it alone."""
-        if not self.may_replace or not self.scope.root_writable or self.predecessor_layout:
-            return
-        path = self.scope.root / name
-        stem = f"{name}.{clock.now_iso().replace(':', '').replace('-', '')}"
-        kept = next(candidate for number in range(1, 1000) if not os.path.lexists(
-            candidate := path.with_name(f"{stem}.orig" if number == 1 else f"{stem}-{number}.orig")))
-        try:
-            os.rename(path, kept)  # the original (or the link itself) stays, under another name
-        except OSError:
-            return  # cannot keep it: then it is not replaced either
-        self.conn.execute("DELETE FROM meta WHERE key=?", (FOREIGN + name,))
-        self._set_meta(name, "replaced")  # neither ours nor foreign: rewritten by export()
-        what = {layout.FORMAT_BROKEN: "not valid JSON", layout.FORMAT_LINK: "a symbolic link (never followed)"}.get(
-            fmt, "in a format this plugin does not know")
-        self.warnings.append(f"{name} was {what}; the original is kept as {kept.name} and {name} is rebuilt "
-                             "from the memory files")
-
-    def _graph_timestamp(self) -> str:
-        """When the earlier plugin's edges were made, as far as we can tell: its graph.json's mtime."""
-        try:
-            return clock.from_epoch((self.scope.root / GRAPH_NAME).stat().st_mtime)
-        except OSError:
-            return clock.now_iso()
-
-    def _exports_current(self) -> bool:
-        if not self.scope.root_writable:
-            return True
-        for name in (INDEX_NAME, GRAPH_NAME):
-            if (self._meta(name) or "").startswith(PENDING) and not self._pending:
-                return False  # a process died between recording a change and exporting it
-            stamp = file_stamp(self.scope.root / name)
-            if self._ours(name, stamp) or self._foreign_format(name) is not None:
-                continue
-            if stamp is not None or (self._meta(name) is not None and not self.predecessor_layout):
-                return False  # touched by someone else, or ours and deleted
-        return True
-
-    def patch_graph_file(self, edits: predecessor.GraphEdits) -> None:
-        """Apply link changes to the earlier plugin's graph.json (holding the lock), and to what the
-        catalog took from it. Creates the file in that format when the store has none yet."""
-        if not edits:
-            return
-        path = self.scope.root / GRAPH_NAME
-        if self._foreign_format(GRAPH_NAME) not in (None, layout.FORMAT_PREDECESSOR) or (
-                file_stamp(path) is not None and self._foreign_format(GRAPH_NAME) is None):
-            return  # a file we cannot patch: the memory files alone hold the change
-        from ..model import predecessor
-        from . import rollback  # here: reading commands and hooks never patch
-
-        rollback.keep(path)  # it holds the edges: a command that fails puts it back with the memory files
-        data = edits.apply(path, create=True)
-        if data is None:
-            return
-        with self.transaction() as conn:
-            self._set_meta(FOREIGN + GRAPH_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
-            touched = edge_tables.import_edges(conn, predecessor.graph_edges(data), clock.now_iso())
-            self._graph_changes.update(edge_tables.refresh(conn, touched, self.labels))
-
-    @property
-    def edges_in_graph_file(self) -> bool:
-        """Whether links are recorded in the earlier plugin's graph.json (its format, kept)."""
-        return self.predecessor_layout and self._foreign_format(GRAPH_NAME) in (None, layout.FORMAT_PREDECESSOR) \
-            and (file_stamp(self.scope.root / GRAPH_NAME) is None or
-                 self._foreign_format(GRAPH_NAME) == layout.FORMAT_PREDECESSOR)
-
     # -- recording changes (holding the lock) -----------------------------------------------
 
     def record(self, item: memory.Memory) -> None:
@@ -912,81 +748,6 @@ class Catalog:
                     conn.execute("UPDATE docs SET has_embedding=? WHERE slug=?", (int(value), slug))
                     self._index_changes[slug] = entry
 
-    # -- exported files ---------------------------------------------------------------------
-
-    def export(self) -> None:
-        """Bring index.json and graph.json up to date: splice changed lines, or rewrite them whole
-        when they are missing or were written by someone else. Ends every mutation: it also
-        makes the renames of the memory files written under the lock durable.
-
-        A store of the earlier plugin keeps that plugin's files: its index.json gets the entries
-        of the memories this process wrote or deleted, and no file of ours is written."""
-        if not self.scope.root_writable or not self.scope.root.is_dir() or self.unwritable is not None:
-            return
-        if self._disk is not None and self._disk.dirty:
-            for directory in {os.path.dirname(relpath) for relpath in self._disk.touched}:
-                fsutil.sync_directory(self.scope.root / directory)
-        if self.predecessor_layout:
-            self._export_predecessor_index()
-        else:
-            head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
-            self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
-            self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
-                              lambda: self._graph_text or edge_tables.render_file(self.conn, self.labels))
-        self._index_changes, self._graph_changes, self._graph_full, self._graph_text = {}, {}, False, None
-        self._pending = self._inherited = False
-        self._mutated = set()
-
-    def _export_predecessor_index(self) -> None:
-        for name in (INDEX_NAME, GRAPH_NAME):  # exports of ours never happen here: clear their marks
-            if (self._meta(name) or "").startswith(PENDING):
-                self.conn.execute("DELETE FROM meta WHERE key=?", (name,))
-        changed = [slug for slug in self._index_changes if slug in self._mutated]
-        if not changed or self._foreign_format(INDEX_NAME) != layout.FORMAT_PREDECESSOR:
-            return
-        from ..model import predecessor
-
-        path = self.scope.root / INDEX_NAME
-        upserts = {slug: entry for slug in changed if (entry := self.get(slug)) is not None}
-        if predecessor.patch_index(path, upserts, [slug for slug in changed if slug not in upserts]):
-            self._set_meta(FOREIGN + INDEX_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
-
-    def _export_file(self, name: str, changes: dict[str, Any], full: bool, head: str, closing: str,
-                     render: Any) -> None:
-        path = self.scope.root / name
-        stamp, recorded = file_stamp(path), self._meta(name) or ""
-        if self._foreign_format(name) is not None:
-            return  # another tool's file that may not be replaced here (see _set_aside)
-        if recorded.startswith(PENDING):  # splice only our own changes into our own last export
-            ours = self._pending and not self._inherited and recorded == PENDING + (stamp or "")
-        else:
-            ours = stamp == (recorded or None)
-        if ours and not full and not changes:
-            if recorded.startswith(PENDING):  # as it was: the file's stamp, or no entry for no file
-                if stamp is None:
-                    self.conn.execute("DELETE FROM meta WHERE key=?", (name,))
-                else:
-                    self._set_meta(name, stamp)
-            return
-        text = None
-        if ours and not full:
-            with contextlib.suppress(OSError):
-                lines = {key: value.index_line() if isinstance(value, Entry) else value for key, value in changes.items()}
-                text = splice_lines(path.read_bytes(), head.encode("utf-8"), closing.encode("utf-8"), lines)
-        # Derived files need no fsync: a file lost in a crash no longer matches its recorded stamp
-        # and is rebuilt by the next command.
-        fsutil.write_atomically(path, text if text is not None else render(), durable=False)
-        self._set_meta(name, file_stamp(path) or "")
-
-    def render_index(self) -> str:
-        """index.json text, one memory per line so a change rewrites little and diffs stay small."""
-        lines = [self._entry(row).index_line() for row in
-                 self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs ORDER BY slug")]
-        head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1]
-        if not lines:
-            return head + ', "memories": {}}\n'
-        return head + ', "memories": {\n' + ",\n".join(lines) + "\n}}\n"
-
     def _meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
@@ -1071,6 +832,10 @@ class Catalog:
         if not self.conn.execute("SELECT 1 FROM adjacency WHERE slug=?", (slug,)).fetchone():
             return []
         return edge_tables.node_edges(self.conn, slug, self.labels)
+
+    def _every_entry(self) -> Iterator[Entry]:
+        """Every memory's entry, in slug order (as index.json lists them)."""
+        return (self._entry(row) for row in self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs ORDER BY slug"))
 
     def _entry(self, row: tuple[Any, ...]) -> Entry:
         slug, relpath, type_, title, tags, created, updated, status, links, extra, hash_, has_embedding, stamp = row
@@ -1205,83 +970,6 @@ class DiskState:
         self.touched.add(relpath)
 
 
-SPLICE_SEARCHES = 64  # changed entries up to which each is searched for; more: the file is split once
-
-
-def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, str | None]) -> bytes | None:
-    """Apply per-key line changes to a one-entry-per-line JSON object file (index.json, graph.json).
-
-    The file is `head`, then entries separated by ",\\n" (each `"key": value` on one line: JSON
-    escapes newlines inside strings), then `closing`. A changed key's entry is replaced in
-    place, a removed one cut out, a new one appended (key order carries no meaning in JSON).
-    Works on bytes and copies the 4 MB of a 10,000-memory index once. Returns None when
-    `text` is not in that shape; the caller then renders the file whole.
-    """
-    first = text.find(b"\n")
-    tail = b"\n" + closing + b"\n"
-    body_start, body_end = first + 1, len(text) - len(tail)
-    if first < 0 or not text.endswith(tail) or body_end <= body_start or text[body_start:body_start + 1] != b'"':
-        return None
-    if len(changes) > SPLICE_SEARCHES:
-        entries = _spliced_entries(text[body_start:body_end], changes)
-    else:
-        entries = _searched_entries(text, body_start, body_end, changes)
-    if not entries:
-        return None
-    parts: list[bytes | memoryview] = [head, b"\n"]
-    for entry in entries:
-        parts += (entry, b",\n")
-    parts[-1] = tail
-    return b"".join(parts)  # one copy of the whole file
-
-
-def _searched_entries(text: bytes, body_start: int, body_end: int,
-                      changes: dict[str, str | None]) -> list[bytes | memoryview]:
-    """The kept and new entries, in order, each changed key found by a search of the file."""
-    edits: list[tuple[int, int, bytes | None]] = []
-    appended: list[bytes | memoryview] = []
-    for key, line in changes.items():
-        marker = json.dumps(key).encode() + b": "
-        new = None if line is None else line.encode("utf-8")
-        if text.startswith(marker, body_start):
-            start = body_start
-        else:
-            found = text.find(b",\n" + marker, body_start, body_end)
-            start = found + 2 if found >= 0 else -1
-        if start < 0:
-            if new is not None:
-                appended.append(new)
-            continue
-        end = text.find(b",\n", start, body_end)
-        edits.append((start, body_end if end < 0 else end, new))
-    view = memoryview(text)
-    entries: list[bytes | memoryview] = []
-    cursor = body_start
-    for start, end, new in sorted(edits):
-        if start > cursor:
-            entries.append(view[cursor:start - 2])  # the untouched entries before this one
-        if new is not None:
-            entries.append(new)
-        cursor = end + 2
-    if cursor < body_end:
-        entries.append(view[cursor:body_end])
-    return entries + appended
-
-
-def _spliced_entries(body: bytes, changes: dict[str, str | None]) -> list[bytes | memoryview]:
-    """The kept and new entries, in order, from one split of the file's entries (many changes)."""
-    markers = {json.dumps(key).encode(): line for key, line in changes.items()}
-    entries: list[bytes | memoryview] = []
-    for entry in body.split(b",\n"):
-        marker = entry[:entry.find(b'": ') + 1]
-        if marker in markers:
-            line = markers.pop(marker)
-            if line is not None:
-                entries.append(line.encode("utf-8"))
-        else:
-            entries.append(entry)
-    entries += [line.encode("utf-8") for line in markers.values() if line is not None]
-    return entries
 
 
 def replace_beside(workspace: Workspace, scope: Scope, path: Path, text: str, *, durable: bool = True) -> None:

@@ -1,0 +1,11 @@
+"""The names of a scope's derived files and the catalog's marks about them."""
+
+from __future__ import annotations
+
+INDEX_NAME = "index.json"
+GRAPH_NAME = "graph.json"
+# meta of index.json / graph.json while catalog changes are not exported yet: a process killed
+# in between leaves it, and the next one rewrites both files whole
+PENDING = "pending:"
+# meta: "<stamp> <format>" of an index.json or graph.json another tool wrote (see layout), as last read
+FOREIGN = "foreign:"

@@ -1,0 +1,232 @@
+"""index.json and graph.json written from the catalog: a change splices the lines it alters into
+the file (or rewrites it whole when missing or written by someone else); a store of the earlier
+plugin gets its own index.json patched instead.
+
+A mixin of Catalog, beside the functions that splice lines into a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+
+from ..base import clock, fsutil
+from ..base.stamps import file_stamp
+from ..workspace import layout
+from . import edges as edge_tables
+from .derived import FOREIGN, GRAPH_NAME, INDEX_NAME, PENDING
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any, Iterator
+
+    from ..model import graph
+    from ..workspace.scopes import Scope
+
+INDEX_VERSION = "1.0.0"
+SPLICE_SEARCHES = 64  # changed entries up to which each is searched for; more: the file is split once
+
+
+class Exports:
+    """Keeping index.json and graph.json in step with the catalog."""
+
+    if TYPE_CHECKING:  # provided by Catalog and ForeignFiles
+        conn: sqlite3.Connection
+        scope: Scope
+        labels: graph.Labels
+        unwritable: Any
+        _pending: bool
+        _inherited: bool
+        _mutated: set[str]
+        _disk: Any
+        _index_changes: dict[str, Any]  # slug -> its Entry (None: deleted)
+        _graph_changes: dict[str, str | None]
+        _graph_full: bool
+        _graph_text: str | None
+
+        def _meta(self, key: str) -> str | None: ...
+        def _set_meta(self, key: str, value: str) -> None: ...
+        @property
+        def predecessor_layout(self) -> bool: ...
+        def _foreign_format(self, name: str) -> str | None: ...
+        def _ours(self, name: str, stamp: str | None) -> bool: ...
+        def get(self, slug: str) -> Any: ...
+        def _every_entry(self) -> Iterator[Any]: ...
+
+    def _mark_exports_pending(self) -> None:
+        """Record, in the transaction about to change the catalog, that index.json and graph.json
+        will need this change: if the process dies before `export`, the next one notices."""
+        if self._pending:
+            return
+        for name in (INDEX_NAME, GRAPH_NAME):
+            value = self._meta(name) or ""
+            if value.startswith(PENDING):
+                self._inherited = True
+            else:
+                self._set_meta(name, PENDING + value)
+        self._pending = True
+
+    def _exports_current(self) -> bool:
+        if not self.scope.root_writable:
+            return True
+        for name in (INDEX_NAME, GRAPH_NAME):
+            if (self._meta(name) or "").startswith(PENDING) and not self._pending:
+                return False  # a process died between recording a change and exporting it
+            stamp = file_stamp(self.scope.root / name)
+            if self._ours(name, stamp) or self._foreign_format(name) is not None:
+                continue
+            if stamp is not None or (self._meta(name) is not None and not self.predecessor_layout):
+                return False  # touched by someone else, or ours and deleted
+        return True
+
+    def export(self) -> None:
+        """Bring index.json and graph.json up to date: splice changed lines, or rewrite them whole
+        when they are missing or were written by someone else. Ends every mutation: it also
+        makes the renames of the memory files written under the lock durable.
+
+        A store of the earlier plugin keeps that plugin's files: its index.json gets the entries
+        of the memories this process wrote or deleted, and no file of ours is written."""
+        if not self.scope.root_writable or not self.scope.root.is_dir() or self.unwritable is not None:
+            return
+        if self._disk is not None and self._disk.dirty:
+            for directory in {os.path.dirname(relpath) for relpath in self._disk.touched}:
+                fsutil.sync_directory(self.scope.root / directory)
+        if self.predecessor_layout:
+            self._export_predecessor_index()
+        else:
+            head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
+            self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
+            self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
+                              lambda: self._graph_text or edge_tables.render_file(self.conn, self.labels))
+        self._index_changes, self._graph_changes, self._graph_full, self._graph_text = {}, {}, False, None
+        self._pending = self._inherited = False
+        self._mutated = set()
+
+    def _export_predecessor_index(self) -> None:
+        for name in (INDEX_NAME, GRAPH_NAME):  # exports of ours never happen here: clear their marks
+            if (self._meta(name) or "").startswith(PENDING):
+                self.conn.execute("DELETE FROM meta WHERE key=?", (name,))
+        changed = [slug for slug in self._index_changes if slug in self._mutated]
+        if not changed or self._foreign_format(INDEX_NAME) != layout.FORMAT_PREDECESSOR:
+            return
+        from ..model import predecessor
+
+        path = self.scope.root / INDEX_NAME
+        upserts = {slug: entry for slug in changed if (entry := self.get(slug)) is not None}
+        if predecessor.patch_index(path, upserts, [slug for slug in changed if slug not in upserts]):
+            self._set_meta(FOREIGN + INDEX_NAME, f"{file_stamp(path) or ''} {layout.FORMAT_PREDECESSOR}")
+
+    def _export_file(self, name: str, changes: dict[str, Any], full: bool, head: str, closing: str,
+                     render: Any) -> None:
+        path = self.scope.root / name
+        stamp, recorded = file_stamp(path), self._meta(name) or ""
+        if self._foreign_format(name) is not None:
+            return  # another tool's file that may not be replaced here (see _set_aside)
+        if recorded.startswith(PENDING):  # splice only our own changes into our own last export
+            ours = self._pending and not self._inherited and recorded == PENDING + (stamp or "")
+        else:
+            ours = stamp == (recorded or None)
+        if ours and not full and not changes:
+            if recorded.startswith(PENDING):  # as it was: the file's stamp, or no entry for no file
+                if stamp is None:
+                    self.conn.execute("DELETE FROM meta WHERE key=?", (name,))
+                else:
+                    self._set_meta(name, stamp)
+            return
+        text = None
+        if ours and not full:
+            with contextlib.suppress(OSError):
+                lines = {key: value if value is None or isinstance(value, str) else value.index_line()
+                         for key, value in changes.items()}
+                text = splice_lines(path.read_bytes(), head.encode("utf-8"), closing.encode("utf-8"), lines)
+        # Derived files need no fsync: a file lost in a crash no longer matches its recorded stamp
+        # and is rebuilt by the next command.
+        fsutil.write_atomically(path, text if text is not None else render(), durable=False)
+        self._set_meta(name, file_stamp(path) or "")
+
+    def render_index(self) -> str:
+        """index.json text, one memory per line so a change rewrites little and diffs stay small."""
+        lines = [entry.index_line() for entry in self._every_entry()]
+        head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1]
+        if not lines:
+            return head + ', "memories": {}}\n'
+        return head + ', "memories": {\n' + ",\n".join(lines) + "\n}}\n"
+
+
+def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, str | None]) -> bytes | None:
+    """Apply per-key line changes to a one-entry-per-line JSON object file (index.json, graph.json).
+
+    The file is `head`, then entries separated by ",\\n" (each `"key": value` on one line: JSON
+    escapes newlines inside strings), then `closing`. A changed key's entry is replaced in
+    place, a removed one cut out, a new one appended (key order carries no meaning in JSON).
+    Works on bytes and copies the 4 MB of a 10,000-memory index once. Returns None when
+    `text` is not in that shape; the caller then renders the file whole.
+    """
+    first = text.find(b"\n")
+    tail = b"\n" + closing + b"\n"
+    body_start, body_end = first + 1, len(text) - len(tail)
+    if first < 0 or not text.endswith(tail) or body_end <= body_start or text[body_start:body_start + 1] != b'"':
+        return None
+    if len(changes) > SPLICE_SEARCHES:
+        entries = _spliced_entries(text[body_start:body_end], changes)
+    else:
+        entries = _searched_entries(text, body_start, body_end, changes)
+    if not entries:
+        return None
+    parts: list[bytes | memoryview] = [head, b"\n"]
+    for entry in entries:
+        parts += (entry, b",\n")
+    parts[-1] = tail
+    return b"".join(parts)  # one copy of the whole file
+
+
+def _searched_entries(text: bytes, body_start: int, body_end: int,
+                      changes: dict[str, str | None]) -> list[bytes | memoryview]:
+    """The kept and new entries, in order, each changed key found by a search of the file."""
+    edits: list[tuple[int, int, bytes | None]] = []
+    appended: list[bytes | memoryview] = []
+    for key, line in changes.items():
+        marker = json.dumps(key).encode() + b": "
+        new = None if line is None else line.encode("utf-8")
+        if text.startswith(marker, body_start):
+            start = body_start
+        else:
+            found = text.find(b",\n" + marker, body_start, body_end)
+            start = found + 2 if found >= 0 else -1
+        if start < 0:
+            if new is not None:
+                appended.append(new)
+            continue
+        end = text.find(b",\n", start, body_end)
+        edits.append((start, body_end if end < 0 else end, new))
+    view = memoryview(text)
+    entries: list[bytes | memoryview] = []
+    cursor = body_start
+    for start, end, new in sorted(edits):
+        if start > cursor:
+            entries.append(view[cursor:start - 2])  # the untouched entries before this one
+        if new is not None:
+            entries.append(new)
+        cursor = end + 2
+    if cursor < body_end:
+        entries.append(view[cursor:body_end])
+    return entries + appended
+
+
+def _spliced_entries(body: bytes, changes: dict[str, str | None]) -> list[bytes | memoryview]:
+    """The kept and new entries, in order, from one split of the file's entries (many changes)."""
+    markers = {json.dumps(key).encode(): line for key, line in changes.items()}
+    entries: list[bytes | memoryview] = []
+    for entry in body.split(b",\n"):
+        marker = entry[:entry.find(b'": ') + 1]
+        if marker in markers:
+            line = markers.pop(marker)
+            if line is not None:
+                entries.append(line.encode("utf-8"))
+        else:
+            entries.append(entry)
+    entries += [line.encode("utf-8") for line in markers.values() if line is not None]
+    return entries
+
