@@ -286,3 +286,28 @@ def test_a_graph_json_in_an_unknown_format_is_kept_beside_before_it_is_replaced(
         "learning-alpha"][0].items()
     env.ok("list")
     assert len(list(env.project_dir.glob("graph.json.*.orig"))) == 1, "kept once"
+
+
+def test_changes_to_the_earlier_plugins_files_keep_their_look_line_for_line(
+        env: Env, adopted: predecessor_store.Store) -> None:
+    """A write, an update and a link splice their entries into index.json and graph.json where a
+    whole re-encoding would put them: the files stay exactly as JSON.stringify(data, null, 2) writes
+    them (so a diff shows the change only), also when the file is not in that form to begin with."""
+    from _lib.model import predecessor
+
+    def as_the_earlier_plugin_writes(name: str) -> bool:
+        text = (env.project_dir / name).read_text(encoding="utf-8")
+        return predecessor._dump(json.loads(text)) == text
+
+    assert as_the_earlier_plugin_writes("index.json") and as_the_earlier_plugin_writes("graph.json")
+    slug = env.ok("write", "Spliced not rewritten", "--tags", "compat", "--json").json()["slug"]
+    env.ok("update", slug, "--append", "One more line.")
+    env.ok("link", slug, sorted(adopted.hubs)[0], "--label", "part-of")
+    assert as_the_earlier_plugin_writes("index.json") and as_the_earlier_plugin_writes("graph.json")
+    index = json.loads((env.project_dir / "index.json").read_text())
+    assert [item["id"] for item in index["memories"]].count(slug) == 1
+    compact = env.project_dir / "index.json"  # another writer's compact form: rewritten whole, still right
+    compact.write_text(json.dumps(index), encoding="utf-8")
+    other = env.ok("write", "After a compact index", "--tags", "compat", "--json").json()["slug"]
+    ids = [item["id"] for item in json.loads(compact.read_text())["memories"]]
+    assert ids[:len(index["memories"])] == [item["id"] for item in index["memories"]] and ids[-1] == other

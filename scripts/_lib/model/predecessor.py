@@ -10,6 +10,7 @@ rewrites them.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -98,9 +99,17 @@ class GraphEdits:
             if (source, target, label) not in present:
                 kept.append({"source": source, "target": target, "label": label})
                 present.add((source, target, label))
+        appended = {"edges": kept[len(edges):]} if len(kept) >= len(edges) and kept[:len(edges)] == edges else None
         data["edges"] = kept
         nodes = data.get("nodes")
         if isinstance(nodes, list):
+            known = {node.get("id"): node for node in nodes if isinstance(node, dict)}
+            if appended is not None and not self.gone and all(
+                    slug not in known or all(known[slug].get(key) == value for key, value in fields.items())
+                    for slug, fields in self.nodes.items()):  # new nodes only: the others stay as they are
+                appended["nodes"] = [{"id": slug, **fields} for slug, fields in self.nodes.items() if slug not in known]
+            else:
+                appended = None
             data["nodes"] = nodes = [node for node in nodes
                                      if not (isinstance(node, dict) and node.get("id") in self.gone)]
             by_id = {node.get("id"): node for node in nodes if isinstance(node, dict)}
@@ -111,7 +120,8 @@ class GraphEdits:
                     by_id[slug].update(fields)
                 else:
                     nodes.append({"id": slug, **fields})
-        fsutil.write_atomically(path, _dump(data))
+        text = _spliced(path, data, appended) if appended is not None and path.exists() else None
+        fsutil.write_atomically(path, text if text is not None else _dump(data))
         return data
 
     def _removes(self, edge: dict[str, Any]) -> bool:
@@ -151,7 +161,7 @@ def patch_index(path: Path, upserts: dict[str, Any], removed: Iterable[str]) -> 
         return False
     removed = set(removed) - set(upserts)
     shape = next((item for item in entries if isinstance(item, dict)), None)
-    kept, done = [], set()
+    kept, done, changed = [], set(), {}
     for item in entries:
         slug = item.get("id") if isinstance(item, dict) else None
         if slug in removed:
@@ -159,12 +169,57 @@ def patch_index(path: Path, upserts: dict[str, Any], removed: Iterable[str]) -> 
         if slug in upserts and slug not in done:
             item = {**item, **index_entry(upserts[slug], shape)}  # keep fields this plugin does not know
             done.add(slug)
+            changed[slug] = item
         elif slug in done:
             continue  # a second entry for the same id
         kept.append(item)
-    kept += [index_entry(entry, shape) for slug, entry in upserts.items() if slug not in done]
+    added = [index_entry(entry, shape) for slug, entry in upserts.items() if slug not in done]
+    in_place = len(kept) == len(entries)  # nothing removed: each change is one entry's lines
+    kept += added
     data["memories"] = kept
     if "lastUpdated" in data:
         data["lastUpdated"] = clock.now_iso()
-    fsutil.write_atomically(path, _dump(data))
+    text = _spliced(path, data, {"memories": added}, changed) if in_place else None
+    fsutil.write_atomically(path, text if text is not None else _dump(data))
     return True
+
+
+def _entry_text(item: Any) -> str:
+    """An array element at the depth of the earlier plugin's entries, as JSON.stringify(data, null, 2)."""
+    return "\n".join("    " + line for line in json.dumps(item, indent=2, ensure_ascii=False).split("\n"))
+
+
+def _spliced(path: Path, data: dict[str, Any], added: dict[str, list[Any]],
+             changed: dict[str, dict[str, Any]] | None = None) -> str | None:
+    """The file with the items of `added` spliced in at the end of its top-level arrays of those
+    names and the entries of `changed` (by id) rewritten where they stand, as `_dump(data)` would
+    write it, without encoding what stays (Python's indenting encoder takes a third of a second for
+    10,000 entries); None when the file does not have the layout this relies on (then it is
+    written whole). Checked: the text must read back as `data`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for slug, item in (changed or {}).items():
+        start = text.find("\n    {\n      \"id\": " + json.dumps(slug, ensure_ascii=False) + ",\n")
+        end = text.find("\n    }", start + 1) if start >= 0 else -1
+        if end < 0:
+            return None
+        text = text[:start + 1] + _entry_text(item) + text[end + len("\n    }"):]
+    for key, items in added.items():
+        if not items:
+            continue
+        start = text.find(f'\n  "{key}": [\n')
+        end = text.find("\n  ]", start + 1) if start >= 0 else -1
+        if end < 0 or text[end - 1] != "}":
+            return None  # not JSON.stringify(data, null, 2) with a non-empty array of objects there
+        text = text[:end] + "".join(",\n" + _entry_text(item) for item in items) + text[end:]
+    if "lastUpdated" in data:
+        text, count = re.subn(r'(?m)^  "lastUpdated": "[^"\n]*"',
+                              lambda _: '  "lastUpdated": ' + json.dumps(data["lastUpdated"]), text, count=1)
+        if count != 1:
+            return None
+    try:
+        return text if json.loads(text) == data else None
+    except ValueError:
+        return None
