@@ -95,6 +95,21 @@ class Env:
                               capture_output=True, timeout=timeout)
         return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 
+    def hook(self, name: str, payload: dict[str, Any]) -> str:
+        """Run the hook NAME as Claude Code does (`sh hooks/run NAME`, the payload on stdin, a plugin
+        data directory whose `python` is this interpreter); what it printed. With MEMORY_HOOK_RAISE
+        an error inside the hook fails it."""
+        data = self.root / "plugin-data"
+        data.mkdir(exist_ok=True)
+        if not (data / "python").exists():
+            (data / "python").symlink_to(sys.executable)
+        environ = self.environ(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(self.project),
+                               MEMORY_HOOK_RAISE="1")
+        proc = subprocess.run(["sh", str(HOOKS / "run"), name], input=json.dumps(payload).encode(),
+                              capture_output=True, cwd=self.project, env=environ, timeout=60)
+        assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+        return proc.stdout.decode()
+
     def ok(self, *args: str, **kwargs: Any) -> Result:
         result = self.run(*args, **kwargs)
         assert result.code == 0, f"memory {' '.join(args)} failed ({result.code}):\n{result.out}\n{result.err}"

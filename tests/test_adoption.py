@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 
 import pytest
 
 import predecessor_store
-from helpers import REPO, Env
+from helpers import Env
 
 STORE_SIZE = 200
 EDGE_COUNT = 260
@@ -32,18 +31,6 @@ def adopted(env: Env) -> predecessor_store.Store:
     env.unchecked.update(env.project_dir.rglob("*.md"))   # that plugin's frontmatter, not our schema's
     env.unchecked.update(env.project_dir.rglob("*.json"))
     return store
-
-
-def run_hook(env: Env, name: str, payload: dict) -> str:
-    data = env.root / "plugin-data"
-    data.mkdir(exist_ok=True)
-    if not (data / "python").exists():
-        (data / "python").symlink_to(sys.executable)
-    environ = env.environ(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(env.project), MEMORY_HOOK_RAISE="1")
-    proc = subprocess.run(["sh", str(REPO / "hooks" / "run"), name], input=json.dumps(payload).encode(),
-                          capture_output=True, cwd=env.project, env=environ, timeout=60)
-    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr  # MEMORY_HOOK_RAISE: no error inside
-    return proc.stdout.decode()
 
 
 def hook_payloads(env: Env, store: predecessor_store.Store) -> list[tuple[str, dict]]:
@@ -137,18 +124,18 @@ def test_every_edge_keeps_its_endpoints_direction_and_label(env: Env, adopted: p
 def test_hooks_leave_the_store_byte_for_byte(env: Env, adopted: predecessor_store.Store) -> None:
     before = adopted.snapshot()
     for name, payload in hook_payloads(env, adopted):
-        run_hook(env, name, payload)
+        env.hook(name, payload)
     assert adopted.snapshot() == before
     # a teammate's pull brings a memory file: hooks still rewrite neither index.json nor graph.json
     (env.project_dir / "permanent" / "learning-pulled-from-a-teammate.md").write_text(
         "---\nid: learning-pulled-from-a-teammate\ntitle: Pulled from a teammate\ntype: learning\n"
         "tags:\n  - ollama\n---\n\nOllama needs the embedding model pulled first.\n")
     for name, payload in hook_payloads(env, adopted):
-        run_hook(env, name, payload)
+        env.hook(name, payload)
     after = adopted.snapshot()
     for name in ("index.json", "graph.json"):
         assert after[name] == before[name], f"a hook rewrote {name}"
-    context = run_hook(env, "memory-prompt-context", {**hook_payloads(env, adopted)[2][1],
+    context = env.hook("memory-prompt-context", {**hook_payloads(env, adopted)[2][1],
                                                       "prompt": "pulled embedding model for ollama"})
     assert "learning-pulled-from-a-teammate" in context
 
@@ -165,7 +152,7 @@ def test_gotchas_of_an_adopted_store_are_injected_by_severity(env: Env, adopted:
     source.write_text("export const total = 1;\n")
     env.ok("list", "--limit", "1")  # builds the catalog: a hook facing 400 unindexed files answers partially
     session = str(uuid.uuid4())
-    context = run_hook(env, "memory-context", {"session_id": session, "cwd": str(env.project),
+    context = env.hook("memory-context", {"session_id": session, "cwd": str(env.project),
                                                "hook_event_name": "PostToolUse", "tool_name": "Read",
                                                "tool_input": {"file_path": str(source)}, "tool_response": {}})
     text = json.loads(context)["hookSpecificOutput"]["additionalContext"]
@@ -275,8 +262,8 @@ def test_a_graph_json_in_an_unknown_format_is_kept_beside_before_it_is_replaced(
     path.write_text(content)
     env.unchecked.add(path)
     session = {"session_id": str(uuid.uuid4()), "cwd": str(env.project)}
-    run_hook(env, "start-memory-index", {**session, "hook_event_name": "SessionStart", "source": "startup"})
-    run_hook(env, "memory-prompt-context", {**session, "hook_event_name": "UserPromptSubmit", "prompt": "alpha"})
+    env.hook("start-memory-index", {**session, "hook_event_name": "SessionStart", "source": "startup"})
+    env.hook("memory-prompt-context", {**session, "hook_event_name": "UserPromptSubmit", "prompt": "alpha"})
     assert path.read_text() == content, "a hook replaced a file it did not write"
     result = env.ok("list")
     kept = list(env.project_dir.glob("graph.json.*.orig"))

@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
 
-from helpers import REPO, Env, snapshot
+from helpers import Env, snapshot
 
 
 def seed(env: Env) -> dict[str, bytes]:
@@ -25,18 +23,6 @@ def seed(env: Env) -> dict[str, bytes]:
 def memory_files(env: Env) -> dict[str, bytes]:
     return {name: data for name, data in snapshot(env.project_dir).items()
             if name.endswith(".md") and name != "index.md"}
-
-
-def run_hook(env: Env, name: str, payload: dict) -> str:
-    data = env.root / "plugin-data"
-    data.mkdir(exist_ok=True)
-    if not (data / "python").exists():
-        (data / "python").symlink_to(sys.executable)
-    environ = env.environ(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(env.project), MEMORY_HOOK_RAISE="1")
-    proc = subprocess.run(["sh", str(REPO / "hooks" / "run"), name], input=json.dumps(payload).encode(),
-                          capture_output=True, cwd=env.project, env=environ, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.decode()
 
 
 def test_files_removed_by_a_shell_command_are_reported_once_and_restored_byte_for_byte(env: Env) -> None:
@@ -115,16 +101,16 @@ def test_a_slug_taken_again_is_not_overwritten(env: Env) -> None:
 def test_hooks_tell_claude_what_a_command_deleted(env: Env) -> None:
     seed(env)
     common = {"session_id": "s-loss", "cwd": str(env.project), "transcript_path": str(env.root / "t.jsonl")}
-    run_hook(env, "start-memory-index", {**common, "hook_event_name": "SessionStart", "source": "startup"})
+    env.hook("start-memory-index", {**common, "hook_event_name": "SessionStart", "source": "startup"})
     (env.project_dir / "learning-cache-ttl.md").unlink()
     bash = {**common, "hook_event_name": "PostToolUse", "tool_name": "Bash",
             "tool_input": {"command": "rm .claude/memory/learning-cache-ttl.md"},
             "tool_response": {"stdout": "", "stderr": ""}}
-    answer = json.loads(run_hook(env, "memory-context-bash", bash))
+    answer = json.loads(env.hook("memory-context-bash", bash))
     text = answer["hookSpecificOutput"]["additionalContext"]
     assert "learning-cache-ttl.md was deleted outside the memory tool" in text
     assert "memory restore learning-cache-ttl" in text
-    assert run_hook(env, "memory-context-bash", bash) == "", "told once"
+    assert env.hook("memory-context-bash", bash) == "", "told once"
 
 
 def test_the_journal_stays_within_its_bound(env: Env) -> None:
