@@ -39,7 +39,8 @@ import time
 import uuid
 from pathlib import Path
 
-from common import MEMORY, REPO, build_corpus, isolated_env, median_ms, precompile, report, timed
+from common import (MEMORY, REPO, build_corpus, isolated_env, median_ms, precompile, report, search_queries,
+                    time_searches, timed)
 
 sys.path.insert(0, str(REPO / "bench"))
 
@@ -131,15 +132,8 @@ def main() -> None:
                                                    + after.children_system - cpu.children_system, 1)
         pack = memory_dir / ".cache" / "embeddings.pack"
         results["pack MB"] = round(pack.stat().st_size / 1e6, 1)
-        queries = [" ".join(rng.sample(slug.split("-")[1:-1], min(3, len(slug.split("-")) - 2)) or ["note"])
-                   for slug in rng.sample(slugs, args.runs)]
-        memory("semantic", queries[0])  # warm the page cache, as a working session has it
-        samples: dict[str, list[float]] = {"semantic (hybrid, default)": [], "semantic --mode semantic": [],
-                                           "search (keyword)": []}
-        for query in queries:
-            samples["semantic (hybrid, default)"].append(memory("semantic", query))
-            samples["semantic --mode semantic"].append(memory("semantic", query, "--mode", "semantic"))
-            samples["search (keyword)"].append(memory("search", query))
+        queries = search_queries(rng, slugs, args.runs)
+        samples = time_searches(memory, queries)
         results["median ms"] = {name: median_ms(values) for name, values in samples.items()}
         split = []
         for query in queries:

@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import MEMORY, REPO, baseline, build_corpus, isolated_env, median_ms, precompile, report, timed
+from common import (MEMORY, REPO, baseline, build_corpus, isolated_env, median_ms, precompile, report,
+                    search_queries, time_searches, timed)
 
 sys.path.insert(0, str(REPO / "tests" / "servers"))
 
@@ -79,18 +80,11 @@ def main() -> None:
         cache = memory_dir / ".embedding-cache"
         chunked = sum(1 for path in cache.glob("*.json") if '"chunks"' in path.read_text())
         pack = memory_dir / ".cache" / "embeddings.pack"
-        queries = [" ".join(rng.sample(slug.split("-")[1:-1], min(3, len(slug.split("-")) - 2)) or ["note"])
-                   for slug in rng.sample(slugs, args.runs)]
-        memory("semantic", queries[0])  # warm the page cache like a working session would
+        queries = search_queries(rng, slugs, args.runs)
+        samples = time_searches(memory, queries)
         results = {"memories": args.size, "dimensions": args.dim, "chunked memories": chunked,
                    "pack MB": round(pack.stat().st_size / 1e6, 1), "reindex_s": round(reindex_s, 1),
                    "embed_s": round(embed_s, 1), **baseline(env, args.runs)}
-        samples: dict[str, list[float]] = {"semantic (hybrid, default)": [], "semantic --mode semantic": [],
-                                           "search (keyword)": []}
-        for query in queries:
-            samples["semantic (hybrid, default)"].append(memory("semantic", query))
-            samples["semantic --mode semantic"].append(memory("semantic", query, "--mode", "semantic"))
-            samples["search (keyword)"].append(memory("search", query))
         results["median_ms"] = {name: median_ms(values) for name, values in samples.items()}
         results["p90_ms"] = {name: round(statistics.quantiles(values, n=10)[-1] * 1000, 1)
                              for name, values in samples.items()}

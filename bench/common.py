@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 MEMORY = REPO / "bin" / "memory"
@@ -104,6 +105,25 @@ def baseline(env: dict[str, str], runs: int) -> dict[str, float]:
     return {"python -S -c pass": median_ms([timed([sys.executable, "-S", "-c", "pass"], env=env) for _ in range(runs)]),
             "python3 -c pass": median_ms([timed([shim, "-c", "pass"], env=env) for _ in range(runs)]),
             "interpreter -c pass": median_ms([timed([sys.executable, "-c", "pass"], env=env) for _ in range(runs)])}
+
+
+def search_queries(rng: random.Random, slugs: list[str], count: int) -> list[str]:
+    """`count` queries of up to three words taken from the titles (slugs) of random memories."""
+    return [" ".join(rng.sample(slug.split("-")[1:-1], min(3, len(slug.split("-")) - 2)) or ["note"])
+            for slug in rng.sample(slugs, count)]
+
+
+def time_searches(memory: Callable[..., float], queries: list[str]) -> dict[str, list[float]]:
+    """Seconds taken by semantic (hybrid and meaning only) and keyword search, per query, after a
+    first search warms the page cache as a working session has it."""
+    memory("semantic", queries[0])
+    samples: dict[str, list[float]] = {"semantic (hybrid, default)": [], "semantic --mode semantic": [],
+                                       "search (keyword)": []}
+    for query in queries:
+        samples["semantic (hybrid, default)"].append(memory("semantic", query))
+        samples["semantic --mode semantic"].append(memory("semantic", query, "--mode", "semantic"))
+        samples["search (keyword)"].append(memory("search", query))
+    return samples
 
 
 def precompile() -> None:
