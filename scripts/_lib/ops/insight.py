@@ -12,7 +12,6 @@ if TYPE_CHECKING:
 
 from ..base import errors
 from ..catalog import maintenance as queries, readable
-from ..catalog.catalog import open_catalog
 from ..workspace.scopes import Workspace
 
 TOP = 5  # how many hubs, oldest and stalest memories are listed
@@ -65,17 +64,13 @@ def stats(workspace: Workspace, scope: str | None = None, *, top: int = TOP) -> 
 
 def impact(workspace: Workspace, slug: str, *, scope: str | None = None, depth: int = 3) -> dict[str, Any]:
     """What links to `slug` (transitively, to `depth`), and what would break if it went."""
-    from .links import resolve
+    from .links import opened
     from .rename import mention_pattern
 
     if depth < 1:
         raise errors.InvalidInput(f"--depth {depth} is too small", "give 1 or more (1: direct links only)")
-    found, slug = resolve(workspace, slug, scope)
-    with open_catalog(workspace, found) as catalog:
-        assert catalog is not None
-        entry = catalog.get(slug)
-        if entry is None:
-            raise errors.NotFound(f"no memory {slug!r} in {found.name} scope")
+    with opened(workspace, slug, scope) as (found, catalog, entry):
+        slug = entry.slug
         levels: list[list[str]] = []
         seen = {slug}
         frontier = [slug]

@@ -7,16 +7,17 @@ all while holding the scope lock.
 
 from __future__ import annotations
 
+import contextlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Iterator
 
 from ..base import clock, errors, fsutil
 from ..model import frontmatter, graph, memory, predecessor
 from ..catalog import rollback
 from ..catalog import queries
-from ..catalog.catalog import Catalog, open_catalog
+from ..catalog.catalog import Catalog, Entry, open_catalog
 from .lookup import locate
 from ..workspace.scopes import Workspace
 
@@ -212,6 +213,18 @@ def resolve(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[
     return found, alias
 
 
+@contextlib.contextmanager
+def opened(workspace: Workspace, slug: str, scope: str | None = None) -> Iterator[tuple[Any, Catalog, Entry]]:
+    """The memory `slug`, found as `resolve` finds it, with its scope's catalog open:
+    (scope, catalog, entry)."""
+    found, slug = resolve(workspace, slug, scope)
+    with open_catalog(workspace, found) as catalog:
+        entry = catalog.get(slug) if catalog is not None else None
+        if catalog is None or entry is None:
+            raise errors.NotFound(f"no memory {slug!r} in {found.name} scope")
+        yield found, catalog, entry
+
+
 def _link_scope(workspace: Workspace, source: str, target: str, scope: str | None) -> tuple[Any, str, str]:
     """The scope of a link (the one holding `source`) and both slugs as that scope names them."""
     memory.check_lookup_slug(source)
@@ -310,12 +323,8 @@ def unlink(workspace: Workspace, source: str, target: str, *, label: str | None 
 def edges(workspace: Workspace, slug: str, *, scope: str | None = None) -> dict[str, Any]:
     """Every outgoing and incoming edge of `slug` with label, direction and neighbour details."""
 
-    found, slug = resolve(workspace, slug, scope)
-    with open_catalog(workspace, found) as catalog:
-        assert catalog is not None
-        entry = catalog.get(slug)
-        if entry is None:
-            raise errors.NotFound(f"no memory {slug!r} in {found.name} scope")
+    with opened(workspace, slug, scope) as (found, catalog, entry):
+        slug = entry.slug
         rows: list[dict[str, Any]] = []
         outgoing = catalog.edges(slug)
         for edge in outgoing:
