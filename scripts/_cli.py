@@ -334,13 +334,7 @@ def print_curated(args: argparse.Namespace, result: Any) -> None:
     if result.dry_run:
         print(result.diff(), end="")
     verb = CURATED[result.action]
-    for scope, slug in result.changed:
-        print(f"{slug} ({scope} scope): {'would be ' if result.dry_run else ''}{verb}")
-    if result.unchanged:
-        print(f"Already as asked ({len(result.unchanged)}): " + ", ".join(slug for _, slug in result.unchanged))
-    count = len(result.changed)
-    print(f"{'Dry run: ' if result.dry_run else ''}{count} memor{'y' if count == 1 else 'ies'} "
-          f"{'would be ' if result.dry_run else ''}{verb}" + ("; nothing was changed" if result.dry_run else ""))
+    _print_changes(result, verb, f" {'would be ' if result.dry_run else ''}{verb}")
 
 
 def tag_command(argv: list[str], op: str, description: str, examples: str, *, remove: bool, curate: Any) -> int:
@@ -368,10 +362,15 @@ def print_outcome(args: argparse.Namespace, workspace: Any, result: Any, verb: s
     if args.json:
         emit_json(result.as_json())
         return
+    _print_changes(result, verb, "")
+
+
+def _print_changes(result: Any, verb: str, total_verb: str) -> None:
+    """Each memory a bulk command changed (or would), those already as asked, and the total."""
     for scope, slug in result.changed:
         print(f"{slug} ({scope} scope): {'would be ' if result.dry_run else ''}{verb}")
     if result.unchanged:
         print(f"Already as asked ({len(result.unchanged)}): " + ", ".join(slug for _, slug in result.unchanged))
     count = len(result.changed)
-    print(f"{'Dry run: ' if result.dry_run else ''}{count} memor{'y' if count == 1 else 'ies'}"
+    print(f"{'Dry run: ' if result.dry_run else ''}{count} memor{'y' if count == 1 else 'ies'}{total_verb}"
           + ("; nothing was changed" if result.dry_run else ""))
