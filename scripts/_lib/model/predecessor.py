@@ -49,10 +49,6 @@ def _dump(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _load(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 class GraphEdits:
     """Changes to a predecessor graph.json, applied together by `apply`."""
 
@@ -80,12 +76,16 @@ class GraphEdits:
 
     def apply(self, path: Path, *, create: bool) -> Any | None:
         """Patch the file (creating it when `create` and it is missing); returns the new content."""
+        original: str | None
+        data: Any
         try:
-            data = _load(path)
+            original = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             if not create:
                 return None
-            data = {"version": 1, "nodes": [], "edges": []}
+            original, data = None, {"version": 1, "nodes": [], "edges": []}
+        else:
+            data = json.loads(original)
         if not isinstance(data, dict) or not isinstance(data.get("edges"), list):
             return None  # not (or no longer) in the predecessor format: never rewritten here
         edges = data["edges"]
@@ -120,7 +120,7 @@ class GraphEdits:
                     by_id[slug].update(fields)
                 else:
                     nodes.append({"id": slug, **fields})
-        text = _spliced(path, data, appended) if appended is not None and path.exists() else None
+        text = _spliced(original, data, appended) if appended is not None and original is not None else None
         fsutil.write_atomically(path, text if text is not None else _dump(data))
         return data
 
@@ -153,7 +153,8 @@ def index_entry(entry: Any, shape: dict[str, Any] | None) -> dict[str, Any]:
 def patch_index(path: Path, upserts: dict[str, Any], removed: Iterable[str]) -> bool:
     """Apply entry changes to a predecessor index.json ({"memories": [entries], ...})."""
     try:
-        data = _load(path)
+        original = path.read_text(encoding="utf-8")
+        data = json.loads(original)
     except (OSError, ValueError):
         return False
     entries = data.get("memories") if isinstance(data, dict) else None
@@ -179,7 +180,7 @@ def patch_index(path: Path, upserts: dict[str, Any], removed: Iterable[str]) -> 
     data["memories"] = kept
     if "lastUpdated" in data:
         data["lastUpdated"] = clock.now_iso()
-    text = _spliced(path, data, {"memories": added}, changed) if in_place else None
+    text = _spliced(original, data, {"memories": added}, changed) if in_place else None
     fsutil.write_atomically(path, text if text is not None else _dump(data))
     return True
 
@@ -189,17 +190,13 @@ def _entry_text(item: Any) -> str:
     return "\n".join("    " + line for line in json.dumps(item, indent=2, ensure_ascii=False).split("\n"))
 
 
-def _spliced(path: Path, data: dict[str, Any], added: dict[str, list[Any]],
+def _spliced(text: str, data: dict[str, Any], added: dict[str, list[Any]],
              changed: dict[str, dict[str, Any]] | None = None) -> str | None:
-    """The file with the items of `added` spliced in at the end of its top-level arrays of those
+    """The file's `text` with the items of `added` spliced in at the end of its top-level arrays of those
     names and the entries of `changed` (by id) rewritten where they stand, as `_dump(data)` would
     write it, without encoding what stays (Python's indenting encoder takes a third of a second for
     10,000 entries); None when the file does not have the layout this relies on (then it is
     written whole). Checked: the text must read back as `data`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
     for slug, item in (changed or {}).items():
         start = text.find("\n    {\n      \"id\": " + json.dumps(slug, ensure_ascii=False) + ",\n")
         end = text.find("\n    }", start + 1) if start >= 0 else -1
