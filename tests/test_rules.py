@@ -52,6 +52,34 @@ def test_globs_match_like_gitignore(pattern: str, path: str, matches: bool) -> N
     assert gotchas.glob_match(pattern, path) is matches
 
 
+def test_a_glob_is_found_by_its_key_on_every_path_it_matches() -> None:
+    """The Read hook tries only the globs whose key the path has (or that have none): a glob whose
+    key a matching path lacks would silently never warn. Random globs and paths over a small
+    alphabet, so that matches are common, and the awkward cases (`a**/b` swallowing a slash)."""
+    import random
+
+    from _lib.base.globs import glob_key, path_keys
+
+    rng = random.Random(7)
+    pieces = ["a", "b", "ab", "*", "**", "?", "a*", "*b", "**a", "a**", "*.ts", "x.ts", ".ts", "a.b.ts"]
+    tried = matched = keyed = 0
+    for _ in range(20000):
+        pattern = "/".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))) + rng.choice(["", "", "/"])
+        pattern = rng.choice(["", "", "/", "./"]) + pattern
+        path = "/".join(rng.choice(["a", "b", "ab", "ba", "x.ts", "a.b.ts", ".ts", "aab"])
+                        for _ in range(rng.randint(1, 4)))
+        tried += 1
+        if gotchas.glob_match(pattern, path):
+            matched += 1
+            key = glob_key(pattern)
+            keyed += key is not None
+            assert key is None or key in path_keys(path), (pattern, path, key)
+    assert matched > 1500 and keyed > 300, (tried, matched, keyed)  # the property was really exercised
+    assert glob_key("src/auth/**") == "seg:auth" and glob_key("**/*.ts") == "ext:ts"
+    assert glob_key("a**/b") is None and glob_key("**") is None
+    assert path_keys("src/auth/login.ts") == {"seg:src", "seg:auth", "seg:login.ts", "ext:ts"}
+
+
 def test_path_signals_are_directories_files_words_and_languages() -> None:
     directories, files, words, languages = gotchas.path_signals("src/auth/UserRepository.test-utils.tsx")
     assert directories == {"auth"}  # src is too common to mean anything

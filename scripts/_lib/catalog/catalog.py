@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 from ..base import clock, errors, fsutil, stamps, text
 from ..base.stamps import file_stamp
+from ..base.globs import glob_key
 from ..model import graph, memory
 from ..workspace import layout
 from . import bm25, edges as edge_tables, freshness, words
@@ -42,7 +43,7 @@ from ..workspace.scopes import Scope
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-SCHEMA_VERSION = 10  # a new layout, or a new way of reading files: every catalog is rebuilt
+SCHEMA_VERSION = 11  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 DISK_KEY = "disk"  # meta: fingerprint of the file stamps the catalog reflects
 ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held the lock
@@ -66,8 +67,9 @@ CREATE TABLE IF NOT EXISTS words(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQ
 CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
   PRIMARY KEY(word, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS globs(doc INTEGER NOT NULL, pattern TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS globs(doc INTEGER NOT NULL, pattern TEXT NOT NULL, key TEXT);
 CREATE INDEX IF NOT EXISTS globs_doc ON globs(doc);
+CREATE INDEX IF NOT EXISTS globs_key ON globs(key);
 CREATE INDEX IF NOT EXISTS tags_doc ON tags(doc);
 CREATE INDEX IF NOT EXISTS docs_updated ON docs(updated);
 CREATE INDEX IF NOT EXISTS docs_type_updated ON docs(type, updated);
@@ -700,8 +702,8 @@ class Catalog(ForeignFiles, Exports):
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
         patterns = extra.get("paths")
         if isinstance(patterns, list):  # `paths:` globs of gotchas, for the hooks' file matching
-            conn.executemany("INSERT INTO globs VALUES (?, ?)",
-                             [(doc, pattern) for pattern in patterns if isinstance(pattern, str) and pattern])
+            conn.executemany("INSERT INTO globs VALUES (?, ?, ?)", [(doc, pattern, glob_key(pattern))
+                                                                   for pattern in patterns if isinstance(pattern, str) and pattern])
         self._index_changes[item.slug] = entry
         touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it

@@ -2,7 +2,8 @@
 
 A hook on every tool call asks it, so the filtering happens in SQLite: a gotcha's tag can match a
 path or command only when it is one of the words the caller offers, or holds a hyphen (its parts
-are matched one by one); every glob must be tried.
+are matched one by one); a glob can match only when its key (base.globs.glob_key) is one the
+caller's paths have, or it has none.
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ if TYPE_CHECKING:
 
 _HITS = ("SELECT x.doc, 'tag', x.tag FROM docs g JOIN tags x ON x.doc = g.id WHERE g.type = 'gotcha' "
          "AND (x.tag IN (SELECT value FROM json_each(?)) OR instr(x.tag, '-') > 0) "
-         "UNION ALL SELECT doc, 'glob', pattern FROM globs")  # indexes only: no memory's row is read
+         "UNION ALL SELECT doc, 'glob', pattern FROM globs WHERE key IN (SELECT value FROM json_each(?)) "
+         "UNION ALL SELECT doc, 'glob', pattern FROM globs WHERE key IS NULL")  # indexes only: no memory's row is read
 _ACTIVE = ("SELECT id, json_extract(extra, '$.severity') FROM docs "
            "WHERE id IN (SELECT value FROM json_each(?)) AND type = 'gotcha' AND status = 'active'")
 
 
-def gotcha_rules(catalog: Catalog, words: Iterable[str]) -> Iterator[tuple[int, str, str, str | None]]:
-    """(doc, "tag" or "glob", value, severity) for the active gotchas: all their globs, and those of
-    their tags that are in `words` or hold a hyphen."""
-    hits = catalog.conn.execute(_HITS, (json.dumps(sorted(set(words))),)).fetchall()
+def gotcha_rules(catalog: Catalog, words: Iterable[str],
+                 path_keys: Iterable[str]) -> Iterator[tuple[int, str, str, str | None]]:
+    """(doc, "tag" or "glob", value, severity) for the active gotchas: those of their globs that could
+    match a path with `path_keys`, and those of their tags that are in `words` or hold a hyphen."""
+    hits = catalog.conn.execute(_HITS, (json.dumps(sorted(set(words))), json.dumps(sorted(set(path_keys))))).fetchall()
     severity = _active(catalog, {doc for doc, _, _ in hits})
     for doc, kind, value in hits:
         if doc in severity:

@@ -14,7 +14,7 @@ import re
 
 from ..base import text
 from ..base.text import LazyPattern
-from ..base.globs import glob_match
+from ..base.globs import glob_match, path_keys
 from ..model import memory
 from ..catalog.catalog import Catalog, Entry, open_catalog
 from ..catalog.gotcharules import gotcha_rules, gotcha_terms
@@ -101,17 +101,20 @@ class Candidate:
         self.weight = SEVERITY_WEIGHT.get(severity or "", 1.0)
 
 
-def _candidates(workspace: Workspace, words: set[str]) -> Iterator[tuple[Catalog, list[Candidate]]]:
+def _candidates(workspace: Workspace, words: set[str],
+                relpaths: list[str]) -> Iterator[tuple[Catalog, list[Candidate]]]:
     """(catalog, the active gotchas that could score) for each readable scope (most specific first),
-    each with its globs and those of its tags that could match `words` (see catalog.gotcharules):
-    a hook on every tool call must not decode 10,000 index entries, nor score 1,000 gotchas."""
+    each with those of its globs that could match `relpaths` and of its tags that could match `words`
+    (see catalog.gotcharules): a hook on every tool call must not decode 10,000 index entries, nor
+    try 1,000 globs."""
+    keys = set().union(*map(path_keys, relpaths))
     for scope in workspace.readable_scopes():
         with open_catalog(workspace, scope, refresh=False) as catalog:
             if catalog is None:
                 continue
             catalog.refresh_if_moved()
             found: dict[int, Candidate] = {}
-            for doc, kind, value, severity in gotcha_rules(catalog, words):
+            for doc, kind, value, severity in gotcha_rules(catalog, words, keys):
                 candidate = found.get(doc)
                 if candidate is None:
                     candidate = found[doc] = Candidate(doc, severity)
@@ -144,14 +147,15 @@ def _path_score(tags: Iterable[str], patterns: Iterable[str], relpath: str,
     return score, reasons
 
 
-def _rank(workspace: Workspace, words: set[str], score: Callable[[Candidate], tuple[float, list[str]]], limit: int,
-          exclude: Iterable[str], extra: Callable[[Catalog, dict[int, list[Any]]], None] | None = None) -> list[Match]:
-    """Score every candidate (its tags among `words`), build entries for the best ones, most specific
-    scope winning a slug."""
+def _rank(workspace: Workspace, words: set[str], relpaths: list[str], score: Callable[[Candidate], tuple[float, list[str]]],
+          limit: int, exclude: Iterable[str],
+          extra: Callable[[Catalog, dict[int, list[Any]]], None] | None = None) -> list[Match]:
+    """Score every candidate (its tags among `words`, its globs for `relpaths`), build entries for
+    the best ones, most specific scope winning a slug."""
     skip = set(exclude)
     seen: set[str] = set()
     matches: list[Match] = []
-    for catalog, candidates in _candidates(workspace, words):
+    for catalog, candidates in _candidates(workspace, words, relpaths):
         scored: dict[int, list[Any]] = {}
         for candidate in candidates:
             value, reasons = score(candidate)
@@ -171,7 +175,7 @@ def for_path(workspace: Workspace, path: str, *, limit: int = 3, exclude: Iterab
     """The gotchas most relevant to a file, best first."""
     relpath = relative_path(path, str(workspace.project_dir))
     signals = path_signals(relpath)
-    return _rank(workspace, set().union(*signals),
+    return _rank(workspace, set().union(*signals), [relpath],
                  lambda candidate: _path_score(candidate.tags, candidate.patterns, relpath, signals), limit, exclude)
 
 
@@ -256,7 +260,7 @@ def for_command(workspace: Workspace, command: str, output: str = "", *, limit: 
                 entry[1].append("its text matches the error output (" + ", ".join(sorted(shared)[:4]) + ")")
 
     words = programs.union(*(set().union(*path_signal) for _, path_signal in signals))
-    return _rank(workspace, words, score, limit, exclude, error_matches if error_lines else None)
+    return _rank(workspace, words, relpaths, score, limit, exclude, error_matches if error_lines else None)
 
 
 def _best(matches: list[Match], limit: int) -> list[Match]:
