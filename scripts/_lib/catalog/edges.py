@@ -9,7 +9,6 @@ module stores them and derives the symmetric edges from what is stored.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
 
     from .catalog import Catalog
 
+from ..base import digests
 from ..model.graph import (DEFAULT_LABEL, Edge, LABEL_RE, Labels, ORIGIN_IMPORTED, ORIGIN_LINKS, ORIGIN_REFS, UNLABELLED)
 
 
@@ -146,7 +146,7 @@ def _line(slug: str, edges: list[Edge]) -> str:
 
 
 def _digest(line: str) -> int:
-    return int.from_bytes(hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+    return digests.digest64(line.encode("utf-8"))
 
 
 def render_file(conn: sqlite3.Connection, labels: Labels) -> str:
