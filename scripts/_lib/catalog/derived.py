@@ -9,3 +9,5 @@ GRAPH_NAME = "graph.json"
 PENDING = "pending:"
 # meta: "<stamp> <format>" of an index.json or graph.json another tool wrote (see layout), as last read
 FOREIGN = "foreign:"
+# meta: bytes of spaces that patches in place have left in index.json / graph.json since last written whole
+SLACK = "slack:"
