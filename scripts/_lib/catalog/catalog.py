@@ -237,6 +237,7 @@ class Catalog(ForeignFiles, Exports):
         self._inherited = False   # a killed process left them pending: rewrite them whole
         self._counted = [0, 0]    # memories and total length this transaction added (see bm25.collection)
         self.verifying = False    # queries check the files of what they return (open_catalog with refresh)
+        self.scanned: Scan | None = None  # every memory file's stamp as the last full refresh found it
         # Hooks take in at most this many changed files; more and they answer from the catalog as it
         # is (`partial`) and leave the rest to a detached catch-up (`background`, set by open_catalog).
         self.catch_up_limit: int | None = None if may_replace else HOOK_CATCH_UP_FILES
@@ -382,6 +383,8 @@ class Catalog(ForeignFiles, Exports):
         root_stamp = directory_stamp(self.scope.root)
         if full or (self.scope.root / NODES_DIR).exists():
             disk = scan(self.scope.root)
+            if full:
+                self.scanned = disk
             stale = disk.leftovers or not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current())
         else:
             disk = None
@@ -1013,7 +1016,7 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False, re
     try:
         if refresh:
             catalog.refresh(full=full)
-            catalog.verifying = True
+            catalog.verifying = not full  # a full refresh has just compared every file's stamp
         yield catalog
     finally:
         for warning in catalog.warnings:

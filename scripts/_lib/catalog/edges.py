@@ -154,6 +154,11 @@ def render_file(conn: sqlite3.Connection, labels: Labels) -> str:
     return _file_text([line for _, line in lines(conn, labels)])
 
 
+def nodes_text(nodes: Iterable[tuple[str, list[Edge]]]) -> str:
+    """The graph.json text of `every_node`'s answer (`render_file` without reading it again)."""
+    return _file_text([_line(slug, edges) for slug, edges in nodes])
+
+
 def _file_text(lines: list[str]) -> str:
     if not lines:
         return "{}\n"

@@ -152,6 +152,11 @@ def graph_edges(catalog: Catalog) -> Iterator[tuple[str, list[Edge]]]:
     return edges.every_node(catalog.conn, catalog.labels)
 
 
+def graph_text_of(nodes: Iterable[tuple[str, list[Edge]]]) -> str:
+    """The graph.json text of `graph_edges`' answer."""
+    return edges.nodes_text(nodes)
+
+
 def least_linked(catalog: Catalog, limit: int) -> list[str]:
     """Up to `limit` memories, fewest declared links first, then the most recently updated."""
     return [row[0] for row in catalog.conn.execute(

@@ -104,6 +104,8 @@ def _graph(facts: ScopeFacts) -> None:
     if facts.adopted:
         _earlier_graph(facts)
         return
+    if facts.snapshot.graph is not None and facts.snapshot.graph == facts.view.graph_text().encode("utf-8"):
+        return  # exactly what the files declare: no edge to compare
     path = facts.scope.root / GRAPH_NAME
     derived: dict[tuple[str, str], set[str]] = defaultdict(set)
     for source, edges in facts.view.neighbours.items():

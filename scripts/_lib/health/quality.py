@@ -96,9 +96,13 @@ class GraphView:
 
     def __init__(self, catalog: Catalog) -> None:
         self.types: dict[str, str] = queries.types(catalog)
-        self.neighbours: dict[str, list[tuple[str, str]]] = {}
-        for slug, edges in queries.graph_edges(catalog):
-            self.neighbours[slug] = [(edge.target, edge.label) for edge in edges]
+        self.nodes = list(queries.graph_edges(catalog))
+        self.neighbours: dict[str, list[tuple[str, str]]] = {
+            slug: [(edge.target, edge.label) for edge in edges] for slug, edges in self.nodes}
+
+    def graph_text(self) -> str:
+        """graph.json as the catalog would write it from these edges."""
+        return queries.graph_text_of(self.nodes)
 
     def facts(self, slug: str) -> GraphFacts:
         edges = self.neighbours.get(slug, [])
