@@ -245,7 +245,8 @@ class Catalog(ForeignFiles, Exports):
         self.background: Callable[[], None] | None = None
         self.progress: Callable[[str], None] | None = None  # told of a catch-up of many files
         self._staging = False  # postings go to the scratch table first (many files recorded at once)
-        self._vocabulary: dict[str, int] | None = None  # word -> id, complete (while rebuilding) or None
+        # word -> id of every word the files being recorded hold (while rebuilding: of all), or None
+        self._vocabulary: dict[str, int] | None = None
 
     # -- opening ------------------------------------------------------------------------
 
@@ -499,12 +500,20 @@ class Catalog(ForeignFiles, Exports):
                     journal.saw(self.scope.root, [(relpath, item.slug, item.document.text().encode("utf-8"))
                                                   for relpath, _, item in parsed if not isinstance(item, str)],
                                 ours=False)
-                for relpath, stamp, item in parsed:
-                    if isinstance(item, str):
-                        touched |= self._forget_path(relpath)
-                        conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (relpath, stamp, item))
-                    else:
-                        touched |= self._record(item, relpath, stamp)
+                terms = {relpath: _terms(item) for relpath, _, item in parsed if not isinstance(item, str)}
+                prefetched = self._vocabulary is None
+                if prefetched:  # the ids of the batch's words in one read, not one read per file
+                    self._vocabulary = words.lookup(conn, list({word for counts in terms.values() for word in counts}))
+                try:
+                    for relpath, stamp, item in parsed:
+                        if isinstance(item, str):
+                            touched |= self._forget_path(relpath)
+                            conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (relpath, stamp, item))
+                        else:
+                            touched |= self._record(item, relpath, stamp, terms[relpath])
+                finally:
+                    if prefetched:
+                        self._vocabulary = None
             if self._staging:
                 self._staging = False
                 conn.execute(f"INSERT INTO postings SELECT * FROM {_STAGED} ORDER BY 1, 2")
@@ -659,7 +668,8 @@ class Catalog(ForeignFiles, Exports):
         if self._disk is not None:
             self._disk.note(relpath, stamp)
 
-    def _record(self, item: memory.Memory, relpath: str, stamp: str) -> set[str]:
+    def _record(self, item: memory.Memory, relpath: str, stamp: str, counts: dict[str, int] | None = None) -> set[str]:
+        """Index one file (`counts`: its `_terms`, when the caller has them)."""
         conn = self.conn
         previous = conn.execute("SELECT slug FROM docs WHERE relpath=?", (relpath,)).fetchone()
         same_node = previous is not None and previous[0] == item.slug
@@ -678,8 +688,8 @@ class Catalog(ForeignFiles, Exports):
             return touched
         created = item.created or clock.from_epoch(item.path.stat().st_mtime)
         updated = item.updated or created
-        tags = [tag for tag in item.tags if isinstance(tag, str)]
-        counts = text.document_terms(item.title, tags, item.content)
+        tags = _tags(item)
+        counts = counts if counts is not None else _terms(item)
         extra = {key: item.fields[key] for key in EXTRA_FIELDS if key in item.fields}
         if item.severity:
             extra["severity"] = item.severity
@@ -846,6 +856,15 @@ class Catalog(ForeignFiles, Exports):
         slug, relpath, type_, title, tags, created, updated, status, links, extra, hash_, has_embedding, stamp = row
         return Entry(slug, self.scope.name, self.scope.root, relpath, type_, title, json.loads(tags), created,
                      updated, status, links, extra, hash_, bool(has_embedding), stamp)
+
+
+def _tags(item: memory.Memory) -> list[str]:
+    return [tag for tag in item.tags if isinstance(tag, str)]
+
+
+def _terms(item: memory.Memory) -> dict[str, int]:
+    """How often each indexed word occurs in a memory (title, tags, content)."""
+    return text.document_terms(item.title, _tags(item), item.content)
 
 
 def _connect(path: Path, scope_lock: Callable[[], Any]) -> sqlite3.Connection:
