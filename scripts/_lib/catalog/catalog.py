@@ -33,7 +33,7 @@ from ..base.globs import glob_key
 from ..model import graph, memory
 from ..workspace import layout
 from . import bm25, edges as edge_tables, freshness, words
-from .derived import GRAPH_NAME, INDEX_NAME  # noqa: F401  (part of the catalog's API)
+from .derived import GRAPH_NAME, INDEX_NAME, encode_json  # noqa: F401  (the names: part of the catalog's API)
 from .exports import Exports
 from .foreign import ForeignFiles
 from .journal import of as journal_of
@@ -133,7 +133,7 @@ class Entry:
 
     def index_line(self) -> str:
         """This entry's line of index.json (kept in the catalog so exports need no rendering)."""
-        return json.dumps(self.slug) + ": " + json.dumps(self.index_entry(), ensure_ascii=False)
+        return json.dumps(self.slug) + ": " + encode_json(self.index_entry())
 
 
 class Problem(namedtuple("Problem", "path message")):
@@ -704,8 +704,8 @@ class Catalog(ForeignFiles, Exports):
         cursor = conn.execute(
             "INSERT INTO docs(slug, relpath, stamp, type, title, tags, created, updated, status, links, extra, hash,"
             " length, words, has_embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (item.slug, relpath, stamp, item.type, item.title, json.dumps(tags, ensure_ascii=False), created, updated,
-             status, json.dumps(item.links, ensure_ascii=False), json.dumps(extra, ensure_ascii=False, default=str),
+            (item.slug, relpath, stamp, item.type, item.title, encode_json(tags), created, updated,
+             status, encode_json(item.links), json.dumps(extra, ensure_ascii=False, default=str),
              entry.content_hash, sum(counts.values()), words.pack(ids), int(has_embedding)))
         doc = cursor.lastrowid
         self._counted[0] += 1

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from .catalog import Catalog
 
+from .derived import encode_json
 from ..model.graph import (DEFAULT_LABEL, Edge, LABEL_RE, Labels, ORIGIN_IMPORTED, ORIGIN_LINKS, ORIGIN_REFS, UNLABELLED)
 
 REFRESH_BATCH = 500  # graph lines recomputed per read of their declarations
@@ -76,25 +77,34 @@ def node_edges(conn: sqlite3.Connection, slug: str, labels: Labels) -> list[Edge
 
 def _symmetric(slug: str, rows: Iterable[tuple[str, str, str, int]], labels: Labels) -> list[Edge]:
     """`node_edges` from the declarations that join `slug` to an existing memory:
-    (other end, label, timestamp, 1 when `slug` declares it else 0)."""
+    (other end, label, timestamp, 1 when `slug` declares it else 0). (Run for every memory by
+    health and by a catch-up of many files: written for speed, the earliest timestamp kept by
+    comparison and the edges sorted as plain tuples.)"""
     own: dict[str, dict[str, str]] = {}
     theirs: dict[str, dict[str, str]] = {}
     plain: dict[str, str] = {}
+    inverse = labels.inverse
     for other, label, ts, outgoing in rows:
         if other == slug:
             continue
         if label == UNLABELLED:
-            plain[other] = min(ts, plain.get(other, ts))
+            if other not in plain or ts < plain[other]:
+                plain[other] = ts
             continue
-        side = own if outgoing else theirs
-        found = side.setdefault(other, {})
-        edge_label = label if outgoing else labels.inverse(label)
-        found[edge_label] = min(ts, found.get(edge_label, ts))
-    edges: list[Edge] = []
-    for other in set(own) | set(theirs) | set(plain):
+        if outgoing:
+            found = own.setdefault(other, {})
+        else:
+            found = theirs.setdefault(other, {})
+            label = inverse(label)
+        if label not in found or ts < found[label]:
+            found[label] = ts
+    ordered: list[tuple[str, str, str]] = []  # (timestamp, target, label): the order of the edges
+    for other in own.keys() | theirs.keys() | plain.keys():
         chosen = own.get(other) or theirs.get(other) or {DEFAULT_LABEL: plain[other]}
-        edges.extend(Edge(slug, other, label, ts) for label, ts in chosen.items())
-    return sorted(edges, key=lambda edge: (edge.timestamp, edge.target, edge.label))
+        ordered.extend([(ts, other, label) for label, ts in chosen.items()])
+    ordered.sort()
+    make = tuple.__new__  # Edge(...) without the namedtuple's Python-level __new__
+    return [make(Edge, (slug, other, label, ts)) for ts, other, label in ordered]
 
 
 def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> dict[str, str | None]:
@@ -166,7 +176,7 @@ def every_node(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, 
 
 
 def _line(slug: str, edges: list[Edge]) -> str:
-    return json.dumps(slug) + ": " + json.dumps([edge.as_json() for edge in edges], ensure_ascii=False)
+    return json.dumps(slug) + ": " + encode_json([edge.as_json() for edge in edges])
 
 
 def _digest(line: str) -> int:
