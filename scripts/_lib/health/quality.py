@@ -102,15 +102,15 @@ def _code_stamp() -> str:
     return "|".join(stamps.file_stamp(str(module.__file__)) or "" for module in (edges, graph, queries))
 
 
-def _read_memo(path: Path, key: str) -> tuple[dict[str, list[tuple[str, str]]], str] | None:
+def _read_memo(path: Path, key: str) -> tuple[dict[str, list[list[str]]], str] | None:
     try:
         memo = json.loads(path.read_bytes())
-        if memo["key"] != key or not isinstance(memo["graph"], str):
-            return None
-        return {slug: [(target, label) for target, label in edges] for slug, edges in memo["neighbours"].items()}, \
-            memo["graph"]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None  # missing, unreadable or of another shape: computed again
+    except (OSError, ValueError):
+        return None  # missing or unreadable: computed again
+    if not isinstance(memo, dict) or memo.get("key") != key or not isinstance(memo.get("graph"), str) or \
+            not isinstance(memo.get("neighbours"), dict):
+        return None  # of another shape or made from other declarations
+    return memo["neighbours"], memo["graph"]
 
 
 class GraphFacts:
@@ -141,7 +141,7 @@ class GraphView:
             self.neighbours, self._text_digest = kept
             return
         nodes = list(queries.graph_edges(catalog))
-        self.neighbours = {slug: [(edge.target, edge.label) for edge in edges] for slug, edges in nodes}
+        self.neighbours = {slug: [[edge.target, edge.label] for edge in edges] for slug, edges in nodes}
         if memo:
             self._text_digest = text_digest(queries.graph_text_of(nodes).encode("utf-8"))
             with contextlib.suppress(OSError, errors.Error):  # a memo that cannot be written (read-only, full): none
