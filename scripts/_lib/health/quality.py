@@ -89,6 +89,7 @@ GRAPH_MEMO_VERSION = 1
 
 
 def text_digest(data: bytes) -> str:
+    """The digest health compares graph.json by (the file as found against the memo's)."""
     import hashlib
 
     return hashlib.blake2b(data, digest_size=20).hexdigest()
