@@ -186,6 +186,32 @@ def test_us4_4_top_three_gotchas_by_relevance(hooks: Hooks) -> None:
     assert "gotcha-typescript-enums-break-tree-shaking" in later and "invoice" not in later
 
 
+def test_gotchas_are_found_through_every_kind_of_key(hooks: Hooks) -> None:
+    """The Read hook looks gotchas up by key, not by trying them all: a part of a hyphenated tag,
+    a glob's literal segment, its extension, a glob with neither; and a memory that becomes a
+    gotcha (or stops being one) is found (or not) from then on."""
+    path = hooks.write_file("services/billing/invoice_total.py", "x\n")
+    for title, tags, globs in [("Rounding of invoice totals", "invoice-rounding", []),
+                               ("Billing service retries twice", "ops", ["services/billing/**"]),
+                               ("Python float money", "money", ["**/*.py"]),
+                               ("Generated files everywhere", "codegen", ["**/*_total*"]),
+                               ("Unrelated frontend gotcha", "frontend-forms", ["web/**", "*.tsx"])]:
+        hooks.memory("write", title, "--type", "gotcha", "--tags", tags, "--content", f"{title}.",
+                     *[arg for glob in globs for arg in ("--paths", glob)])
+    hooks.memory("write", "Totals are cached", "--type", "decision", "--tags", "invoice", "--content", "Cached.")
+    hooks.memory("config", "injection.gotchas_per_read", "10", "--scope", "project")
+    warning = hooks.run("memory-context", hooks.post_read(path)).context("PostToolUse") or ""
+    shown = {line.split("[", 1)[1].split(",", 1)[0] for line in warning.splitlines() if line.startswith("- ")}
+    assert shown == {"gotcha-rounding-of-invoice-totals", "gotcha-billing-service-retries-twice",
+                     "gotcha-python-float-money", "gotcha-generated-files-everywhere"}, warning
+    hooks.memory("update", "decision-totals-are-cached", "--type", "gotcha")
+    hooks.memory("update", "gotcha-python-float-money", "--type", "learning")
+    other = hooks.post_read(path, session_id=str(uuid.uuid4()))
+    warning = hooks.run("memory-context", other).context("PostToolUse") or ""
+    assert "decision-totals-are-cached" in warning or "gotcha-totals-are-cached" in warning, warning
+    assert "python-float-money" not in warning
+
+
 def test_gotcha_limit_follows_config(hooks: Hooks) -> None:
     path = hooks.write_file("src/auth/login.ts", "x\n")
     for index in range(3):

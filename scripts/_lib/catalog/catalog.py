@@ -29,10 +29,9 @@ if TYPE_CHECKING:
 
 from ..base import clock, errors, fsutil, stamps, text
 from ..base.stamps import file_stamp
-from ..base.globs import glob_key
 from ..model import graph, memory
 from ..workspace import layout
-from . import bm25, edges as edge_tables, freshness, words
+from . import bm25, edges as edge_tables, freshness, gotcharules, words
 from .derived import GRAPH_NAME, INDEX_NAME, encode_json  # noqa: F401  (the names: part of the catalog's API)
 from .exports import Exports
 from .foreign import ForeignFiles
@@ -43,7 +42,7 @@ from ..workspace.scopes import Scope
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-SCHEMA_VERSION = 11  # a new layout, or a new way of reading files: every catalog is rebuilt
+SCHEMA_VERSION = 12  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 DISK_KEY = "disk"  # meta: fingerprint of the file stamps the catalog reflects
 ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held the lock
@@ -67,16 +66,13 @@ CREATE TABLE IF NOT EXISTS words(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQ
 CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
   PRIMARY KEY(word, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS globs(doc INTEGER NOT NULL, pattern TEXT NOT NULL, key TEXT);
-CREATE INDEX IF NOT EXISTS globs_doc ON globs(doc);
-CREATE INDEX IF NOT EXISTS globs_key ON globs(key);
 CREATE INDEX IF NOT EXISTS tags_doc ON tags(doc);
 CREATE INDEX IF NOT EXISTS docs_updated ON docs(updated);
 CREATE INDEX IF NOT EXISTS docs_type_updated ON docs(type, updated);
 CREATE TABLE IF NOT EXISTS problems(relpath TEXT PRIMARY KEY, stamp TEXT NOT NULL, message TEXT NOT NULL)
   WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-""" + graph.SCHEMA
+""" + graph.SCHEMA + gotcharules.SCHEMA
 
 _ENTRY_COLUMNS = "slug, relpath, type, title, tags, created, updated, status, links, extra, hash, has_embedding, stamp"
 
@@ -434,7 +430,7 @@ class Catalog(ForeignFiles, Exports):
         (see _apply). In WAL mode the commit costs a single sync, at the checkpoint."""
         with self.locked(catch_up=False):  # every file is read once, below
             with self.transaction() as conn:
-                for table in ("docs", "words", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
+                for table in ("docs", "words", "postings", "tags", gotcharules.TABLE, "problems", "declared", "adjacency", "meta"):
                     conn.execute(f"DELETE FROM {table}")
             with _bulk_settings(self.conn):
                 self._vocabulary = {}  # the words table is empty: all it will hold is known here
@@ -713,10 +709,8 @@ class Catalog(ForeignFiles, Exports):
         conn.executemany(f"INSERT INTO {_STAGED if self._staging else 'postings'} VALUES (?, ?, ?)",
                          zip(ids, itertools.repeat(doc), counts.values()))
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
-        patterns = extra.get("paths")
-        if isinstance(patterns, list):  # `paths:` globs of gotchas, for the hooks' file matching
-            conn.executemany("INSERT INTO globs VALUES (?, ?, ?)", [(doc, pattern, glob_key(pattern))
-                                                                   for pattern in patterns if isinstance(pattern, str) and pattern])
+        if item.type == "gotcha" and doc is not None:
+            gotcharules.record(conn, doc, tags, extra.get("paths"))
         self._index_changes[item.slug] = entry
         touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
@@ -738,7 +732,7 @@ class Catalog(ForeignFiles, Exports):
         if self._staging:  # recorded earlier in this transaction (it lost its slug to a file read after it)
             conn.execute(f"DELETE FROM {_STAGED} WHERE doc=?", (doc,))
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
-        conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
+        gotcharules.forget(conn, doc)
         conn.execute("DELETE FROM docs WHERE id=?", (doc,))
         self._index_changes[slug] = None
         return {slug} if keep_node else edge_tables.forget(conn, slug)

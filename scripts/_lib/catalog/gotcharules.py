@@ -1,34 +1,61 @@
 """The catalog's answer to "which gotchas could apply here": their globs and the tags that could match.
 
-A hook on every tool call asks it, so the filtering happens in SQLite: a gotcha's tag can match a
-path or command only when it is one of the words the caller offers, or holds a hyphen (its parts
-are matched one by one); a glob can match only when its key (base.globs.glob_key) is one the
-caller's paths have, or it has none.
+A hook on every tool call asks it, so the lookup is by key in one table of gotchas only, its
+cost bounded by what matches rather than by the number of gotchas. A gotcha's tag can match a
+path or command only when it is one of the words the caller offers, or, holding hyphens, one of
+its parts longer than three letters is (each such part is a key); a glob can match a path only
+when its key (base.globs.glob_key) is one the path has, or when it has none (always tried).
 """
 
 from __future__ import annotations
 
 import json
 
+from ..base.globs import glob_key
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable, Iterator
+    import sqlite3
+    from typing import Any, Iterable, Iterator
 
     from .catalog import Catalog
 
-_HITS = ("SELECT x.doc, 'tag', x.tag FROM docs g JOIN tags x ON x.doc = g.id WHERE g.type = 'gotcha' "
-         "AND (x.tag IN (SELECT value FROM json_each(?)) OR instr(x.tag, '-') > 0) "
-         "UNION ALL SELECT doc, 'glob', pattern FROM globs WHERE key IN (SELECT value FROM json_each(?)) "
-         "UNION ALL SELECT doc, 'glob', pattern FROM globs WHERE key IS NULL")  # indexes only: no memory's row is read
+TABLE = "gotcha_keys"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS gotcha_keys(key TEXT, doc INTEGER NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS gotcha_keys_key ON gotcha_keys(key);
+CREATE INDEX IF NOT EXISTS gotcha_keys_doc ON gotcha_keys(doc);
+"""
+TAG_KEY = "tag:"  # keys of tags (glob keys start `seg:` or `ext:`)
+_HITS = ("SELECT doc, kind, value FROM gotcha_keys WHERE key IN (SELECT value FROM json_each(?)) "
+         "UNION SELECT doc, kind, value FROM gotcha_keys WHERE key IS NULL")
 _ACTIVE = ("SELECT id, json_extract(extra, '$.severity') FROM docs "
            "WHERE id IN (SELECT value FROM json_each(?)) AND type = 'gotcha' AND status = 'active'")
+
+
+def record(conn: sqlite3.Connection, doc: int, tags: list[str], patterns: Any) -> None:
+    """Keep the keys of a gotcha's tags and `paths:` globs."""
+    rows: set[tuple[str | None, int, str, str]] = set()
+    for tag in tags:
+        rows.add((TAG_KEY + tag, doc, "tag", tag))
+        rows.update((TAG_KEY + part, doc, "tag", tag) for part in tag.split("-") if len(part) > 3 and part != tag)
+    for pattern in patterns if isinstance(patterns, list) else []:
+        if isinstance(pattern, str) and pattern:
+            rows.add((glob_key(pattern), doc, "glob", pattern))
+    conn.executemany("INSERT INTO gotcha_keys VALUES (?, ?, ?, ?)", list(rows))
+
+
+def forget(conn: sqlite3.Connection, doc: int) -> None:
+    conn.execute("DELETE FROM gotcha_keys WHERE doc=?", (doc,))
 
 
 def gotcha_rules(catalog: Catalog, words: Iterable[str],
                  path_keys: Iterable[str]) -> Iterator[tuple[int, str, str, str | None]]:
     """(doc, "tag" or "glob", value, severity) for the active gotchas: those of their globs that could
-    match a path with `path_keys`, and those of their tags that are in `words` or hold a hyphen."""
-    hits = catalog.conn.execute(_HITS, (json.dumps(sorted(set(words))), json.dumps(sorted(set(path_keys))))).fetchall()
+    match a path with `path_keys`, and those of their tags that `words` could match."""
+    keys = sorted({TAG_KEY + word for word in words} | set(path_keys))
+    hits = catalog.conn.execute(_HITS, (json.dumps(keys),)).fetchall()
+    hits.sort()  # each gotcha's rules in a stable order
     severity = _active(catalog, {doc for doc, _, _ in hits})
     for doc, kind, value in hits:
         if doc in severity:
