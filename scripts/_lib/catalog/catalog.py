@@ -43,7 +43,7 @@ from ..workspace.scopes import Scope
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-SCHEMA_VERSION = 11  # a new layout, or a new way of reading files: every catalog is rebuilt
+SCHEMA_VERSION = 12  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 DISK_KEY = "disk"  # meta: fingerprint of the file stamps the catalog reflects
 ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held the lock
@@ -76,7 +76,7 @@ CREATE INDEX IF NOT EXISTS docs_type_updated ON docs(type, updated);
 CREATE TABLE IF NOT EXISTS problems(relpath TEXT PRIMARY KEY, stamp TEXT NOT NULL, message TEXT NOT NULL)
   WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-""" + graph.SCHEMA
+""" + edge_tables.SCHEMA
 
 _ENTRY_COLUMNS = "slug, relpath, type, title, tags, created, updated, status, links, extra, hash, has_embedding, stamp"
 
@@ -430,7 +430,7 @@ class Catalog(ForeignFiles, Exports):
         (see _apply). In WAL mode the commit costs a single sync, at the checkpoint."""
         with self.locked(catch_up=False):  # every file is read once, below
             with self.transaction() as conn:
-                for table in ("docs", "words", "postings", "tags", "globs", "problems", "declared", "adjacency", "meta"):
+                for table in ("docs", "words", "postings", "tags", "globs", "problems", *edge_tables.TABLES, "meta"):
                     conn.execute(f"DELETE FROM {table}")
             with _bulk_settings(self.conn):
                 self._vocabulary = {}  # the words table is empty: all it will hold is known here
