@@ -15,7 +15,6 @@ memories. It is derived data: delete it and the next command rebuilds it.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import sqlite3
@@ -32,7 +31,7 @@ from ..base.stamps import file_stamp
 from ..base.globs import glob_key
 from ..model import graph, memory
 from ..workspace import layout
-from . import bm25, edges as edge_tables, freshness, words
+from . import bm25, edges as edge_tables, freshness, postings, words
 from .derived import GRAPH_NAME, INDEX_NAME  # noqa: F401  (part of the catalog's API)
 from .exports import Exports
 from .foreign import ForeignFiles
@@ -64,8 +63,6 @@ CREATE TABLE IF NOT EXISTS docs(
   status TEXT NOT NULL, links TEXT NOT NULL, extra TEXT NOT NULL, hash TEXT NOT NULL,
   length INTEGER NOT NULL, words BLOB NOT NULL, has_embedding INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS words(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
-  PRIMARY KEY(word, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS globs(doc INTEGER NOT NULL, pattern TEXT NOT NULL, key TEXT);
 CREATE INDEX IF NOT EXISTS globs_doc ON globs(doc);
@@ -76,7 +73,7 @@ CREATE INDEX IF NOT EXISTS docs_type_updated ON docs(type, updated);
 CREATE TABLE IF NOT EXISTS problems(relpath TEXT PRIMARY KEY, stamp TEXT NOT NULL, message TEXT NOT NULL)
   WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-""" + edge_tables.SCHEMA
+""" + postings.SCHEMA + edge_tables.SCHEMA
 
 _ENTRY_COLUMNS = "slug, relpath, type, title, tags, created, updated, status, links, extra, hash, has_embedding, stamp"
 
@@ -243,7 +240,7 @@ class Catalog(ForeignFiles, Exports):
         self.partial = False
         self.background: Callable[[], None] | None = None
         self.progress: Callable[[str], None] | None = None  # told of a catch-up of many files
-        self._staging = False  # postings go to the scratch table first (many files recorded at once)
+        self._staged: postings.Staged | None = None  # postings of many files recorded at once
         self._vocabulary: dict[str, int] | None = None  # word -> id, complete (while rebuilding) or None
 
     # -- opening ------------------------------------------------------------------------
@@ -355,7 +352,7 @@ class Catalog(ForeignFiles, Exports):
                 bm25.count_changes(self.conn, *self._counted)
         except BaseException:
             self.conn.execute("ROLLBACK")
-            self._staging = False  # the scratch table went with the transaction
+            self._staged = None  # what it held went with the transaction
             self._graph_text = None
             raise
         self.conn.execute("COMMIT")
@@ -430,7 +427,7 @@ class Catalog(ForeignFiles, Exports):
         (see _apply). In WAL mode the commit costs a single sync, at the checkpoint."""
         with self.locked(catch_up=False):  # every file is read once, below
             with self.transaction() as conn:
-                for table in ("docs", "words", "postings", "tags", "globs", "problems", *edge_tables.TABLES, "meta"):
+                for table in ("docs", "words", *postings.TABLES, "tags", "globs", "problems", *edge_tables.TABLES, "meta"):
                     conn.execute(f"DELETE FROM {table}")
             with _bulk_settings(self.conn):
                 self._vocabulary = {}  # the words table is empty: all it will hold is known here
@@ -479,11 +476,10 @@ class Catalog(ForeignFiles, Exports):
         with self.transaction() as conn:
             for relpath in removed:
                 touched |= self._forget_path(relpath)
-            # Many files: their postings are gathered in a scratch table and stored in key order at
-            # the end, each word's run written once instead of by thousands of scattered inserts.
-            self._staging = len(ordered) >= STAGE_FILES
-            if self._staging:
-                conn.execute(f"CREATE TABLE IF NOT EXISTS {_STAGED}(word, doc, tf)")
+            # Many files: their postings are gathered a block of doc ids at a time, each block
+            # written once instead of by thousands of scattered changes.
+            if len(ordered) >= STAGE_FILES:
+                self._staged = postings.Staged(conn)
             for start in range(0, len(ordered), READ_BATCH):
                 parsed: list[tuple[str, str, memory.Memory | str]] = []
                 for relpath in ordered[start:start + READ_BATCH]:
@@ -502,10 +498,9 @@ class Catalog(ForeignFiles, Exports):
                         conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (relpath, stamp, item))
                     else:
                         touched |= self._record(item, relpath, stamp)
-            if self._staging:
-                self._staging = False
-                conn.execute(f"INSERT INTO postings SELECT * FROM {_STAGED} ORDER BY 1, 2")
-                conn.execute(f"DROP TABLE {_STAGED}")
+            if self._staged is not None:
+                self._staged.flush()
+                self._staged = None
             if earlier_graph is not None:
                 touched |= edge_tables.import_edges(conn, earlier_graph, self._graph_timestamp())
             if graph_import is not None:
@@ -697,8 +692,10 @@ class Catalog(ForeignFiles, Exports):
         doc = cursor.lastrowid
         self._counted[0] += 1
         self._counted[1] += sum(counts.values())
-        conn.executemany(f"INSERT INTO {_STAGED if self._staging else 'postings'} VALUES (?, ?, ?)",
-                         zip(ids, itertools.repeat(doc), counts.values()))
+        if self._staged is not None:
+            self._staged.add(doc, zip(ids, counts.values()))
+        else:
+            postings.add(conn, doc, zip(ids, counts.values()))
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
         patterns = extra.get("paths")
         if isinstance(patterns, list):  # `paths:` globs of gotchas, for the hooks' file matching
@@ -721,9 +718,10 @@ class Catalog(ForeignFiles, Exports):
         doc, slug, ids, tags, length = row
         self._counted[0] -= 1
         self._counted[1] -= length
-        conn.executemany("DELETE FROM postings WHERE word=? AND doc=?", zip(words.unpack(ids), itertools.repeat(doc)))
-        if self._staging:  # recorded earlier in this transaction (it lost its slug to a file read after it)
-            conn.execute(f"DELETE FROM {_STAGED} WHERE doc=?", (doc,))
+        if self._staged is not None:  # (a doc staged earlier may lose its slug to a file read after it)
+            self._staged.remove(doc, words.unpack(ids))
+        else:
+            postings.remove(conn, doc, words.unpack(ids))
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
         conn.execute("DELETE FROM globs WHERE doc=?", (doc,))
         conn.execute("DELETE FROM docs WHERE id=?", (doc,))
@@ -866,7 +864,6 @@ def _connect(path: Path, scope_lock: Callable[[], Any]) -> sqlite3.Connection:
     return conn
 
 
-_STAGED = "temp.staged_postings"  # postings of many files in the order they were read (see _apply)
 BULK_CACHE_KIB = 65536  # page cache of a rebuild: the postings index of 100,000 memories sorts within it
 
 

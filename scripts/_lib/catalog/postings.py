@@ -1,0 +1,173 @@
+"""The keyword postings: for each word, which memories hold it and how often, packed in blocks.
+
+A row per (word, block of 256 consecutive doc ids) holds two bytes per memory of the block that
+has the word: the doc id's low byte and the term frequency, by doc id. A row per (word, doc) took
+five times the space. A frequency of 255 or more is written 255 and kept exactly in `heavy`.
+Postings are read in doc id order, as the rows were before.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Iterable
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, block INTEGER NOT NULL, docs BLOB NOT NULL,
+  PRIMARY KEY(word, block)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS heavy(word INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
+  PRIMARY KEY(word, doc)) WITHOUT ROWID;
+"""
+TABLES = ("postings", "heavy")  # what a rebuild empties
+SHIFT = 8  # a block holds the doc ids sharing all but their low byte
+HEAVY = 255  # a frequency this high or higher is looked up in `heavy`
+_BATCH = 500  # parameters per `IN (...)` lookup
+
+
+def frequency(conn: sqlite3.Connection, word: int) -> int:
+    """In how many memories the word occurs."""
+    return conn.execute("SELECT COALESCE(SUM(length(docs)), 0) / 2 FROM postings WHERE word=?", (word,)).fetchone()[0]
+
+
+def read(conn: sqlite3.Connection, word: int, blocks: Iterable[int] | None = None) -> list[tuple[int, int]]:
+    """(doc, tf) of the word's postings, by doc id (only within `blocks` when given)."""
+    if blocks is None:
+        rows = conn.execute("SELECT block, docs FROM postings WHERE word=?", (word,)).fetchall()
+    else:
+        wanted = sorted(set(blocks))
+        rows = []
+        for start in range(0, len(wanted), _BATCH):
+            chunk = wanted[start:start + _BATCH]
+            rows += conn.execute(f"SELECT block, docs FROM postings WHERE word=? AND block IN "
+                                 f"({', '.join('?' * len(chunk))})", (word, *chunk)).fetchall()
+    found = []
+    heavy = False
+    for block, data in rows:
+        base = block << SHIFT
+        found += [(base + low, tf) for low, tf in zip(data[0::2], data[1::2])]
+        heavy = heavy or HEAVY in data[1::2]
+    if heavy:
+        exact = dict(conn.execute("SELECT doc, tf FROM heavy WHERE word=?", (word,)))
+        found = [(doc, exact.get(doc, tf) if tf == HEAVY else tf) for doc, tf in found]
+    return found
+
+
+def holding(conn: sqlite3.Connection, word: int, among: set[int]) -> list[int]:
+    """Those of the docs `among` that hold the word, by doc id (a set operation per block)."""
+    lows: dict[int, set[int]] = {}
+    for doc in among:
+        lows.setdefault(doc >> SHIFT, set()).add(doc & 0xFF)
+    found = []
+    for block, data in conn.execute("SELECT block, docs FROM postings WHERE word=?", (word,)):
+        wanted = lows.get(block)
+        if wanted:
+            found += [(block << SHIFT) + low for low in sorted(wanted.intersection(data[0::2]))]
+    return found
+
+
+def add(conn: sqlite3.Connection, doc: int, counts: Iterable[tuple[int, int]]) -> None:
+    """Record that memory `doc` holds each (word, tf) of `counts` (inside the caller's transaction)."""
+    block, low = doc >> SHIFT, doc & 0xFF
+    counts = dict(counts)
+    current = _blocks(conn, block, list(counts))
+    rows = []
+    for word, tf in counts.items():
+        data = current.get(word, b"")
+        at = bisect_left(data[0::2], low)
+        keep = 1 if at * 2 < len(data) and data[at * 2] == low else 0
+        rows.append((word, block, data[:at * 2] + bytes((low, min(tf, HEAVY))) + data[(at + keep) * 2:]))
+    conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?)", rows)
+    heavy = [(word, doc, tf) for word, tf in counts.items() if tf >= HEAVY]
+    if heavy:
+        conn.executemany("INSERT OR REPLACE INTO heavy VALUES (?, ?, ?)", heavy)
+
+
+def remove(conn: sqlite3.Connection, doc: int, words: list[int]) -> None:
+    """Forget that memory `doc` holds `words`."""
+    block, low = doc >> SHIFT, doc & 0xFF
+    changed, emptied, heavy = [], [], []
+    for word, data in _blocks(conn, block, words).items():
+        at = bisect_left(data[0::2], low)
+        if at * 2 >= len(data) or data[at * 2] != low:
+            continue
+        if data[at * 2 + 1] == HEAVY:
+            heavy.append((word, doc))
+        rest = data[:at * 2] + data[at * 2 + 2:]
+        if rest:
+            changed.append((rest, word, block))
+        else:
+            emptied.append((word, block))
+    conn.executemany("UPDATE postings SET docs=? WHERE word=? AND block=?", changed)
+    if emptied:
+        conn.executemany("DELETE FROM postings WHERE word=? AND block=?", emptied)
+    if heavy:
+        conn.executemany("DELETE FROM heavy WHERE word=? AND doc=?", heavy)
+
+
+class Staged:
+    """Postings of many memories recorded in a row: doc ids only grow, so a block is complete once
+    the ids move past it and is written then, once, its words in key order. Only the first block
+    can also hold older memories (their ids are lower than every new one): it is merged with them."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.block: int | None = None
+        self.first = True
+        self.words: dict[int, bytearray] = {}
+
+    def add(self, doc: int, counts: Iterable[tuple[int, int]]) -> None:
+        block, low = doc >> SHIFT, doc & 0xFF
+        if block != self.block:
+            self.flush()
+            self.block = block
+        heavy = []
+        words = self.words
+        for word, tf in counts:
+            part = words.get(word)
+            if part is None:
+                words[word] = part = bytearray()
+            if tf < HEAVY:
+                part += bytes((low, tf))
+            else:
+                part += bytes((low, HEAVY))
+                heavy.append((word, doc, tf))
+        if heavy:
+            self.conn.executemany("INSERT OR REPLACE INTO heavy VALUES (?, ?, ?)", heavy)
+
+    def remove(self, doc: int, words: list[int]) -> None:
+        if doc >> SHIFT == self.block:
+            low = doc & 0xFF
+            for word in words:
+                part = self.words.get(word)
+                at = bisect_left(part[0::2], low) if part else 0
+                if part and at * 2 < len(part) and part[at * 2] == low:
+                    del part[at * 2:at * 2 + 2]
+        remove(self.conn, doc, words)  # written already, or an older memory
+
+    def flush(self) -> None:
+        parts = {word: bytes(part) for word, part in sorted(self.words.items()) if part}
+        self.words = {}
+        if not parts:
+            return
+        older = _blocks(self.conn, self.block, list(parts)) if self.first else {}  # type: ignore[arg-type]
+        self.first = False
+        self.conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?)", [
+            (word, self.block, _merged(older[word], data) if word in older else data) for word, data in parts.items()])
+
+
+def _merged(older: bytes, newer: bytes) -> bytes:
+    entries = dict(zip(older[0::2], older[1::2]))
+    entries.update(zip(newer[0::2], newer[1::2]))
+    return bytes(byte for low in sorted(entries) for byte in (low, entries[low]))
+
+
+def _blocks(conn: sqlite3.Connection, block: int, words: list[int]) -> dict[int, bytes]:
+    found: dict[int, bytes] = {}
+    for start in range(0, len(words), _BATCH):
+        chunk = words[start:start + _BATCH]
+        found.update(conn.execute(f"SELECT word, docs FROM postings WHERE block=? AND word IN "
+                                  f"({', '.join('?' * len(chunk))})", (block, *chunk)))
+    return found
