@@ -104,11 +104,9 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
     for position, (weight, word) in enumerate(weighted):
         if limit is not None and len(scores) >= limit and _kth(scores, limit) > remaining:
             break  # no memory outside the candidates can reach the top `limit` any more
-        found = postings.read(conn, word)
-        _lengths(conn, [doc for doc, _ in found if doc not in lengths], lengths)
-        for doc, tf in found:
-            if doc in lengths:
-                scores[doc] = scores.get(doc, 0.0) + weight * tf * (K1 + 1) / (tf + norm + scale * lengths[doc])
+        for doc, tf, length in postings.read(conn, word):
+            scores[doc] = scores.get(doc, 0.0) + weight * tf * (K1 + 1) / (tf + norm + scale * length)
+            lengths[doc] = length
         remaining -= bounds[position]
     else:
         position = len(weighted)
@@ -118,7 +116,7 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
         wanted = set(survivors)
         blocks = {doc >> postings.SHIFT for doc in survivors}
         for weight, word in weighted[position:]:
-            for doc, tf in postings.read(conn, word, blocks):
+            for doc, tf, _ in postings.read(conn, word, blocks):
                 if doc in wanted:
                     scores[doc] += weight * tf * (K1 + 1) / (tf + norm + scale * lengths[doc])
         scores = {doc: scores[doc] for doc in survivors}
@@ -130,12 +128,6 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
         batch = [doc for doc, _ in ordered[start:start + _BATCH]]
         slugs.update(conn.execute(f"SELECT id, slug FROM docs WHERE id IN ({', '.join('?' * len(batch))})", batch))
     return [(slugs[doc], score) for doc, score in ordered if doc in slugs]
-
-
-def _lengths(conn: sqlite3.Connection, docs: list[int], into: dict[int, int]) -> None:
-    for start in range(0, len(docs), _BATCH):
-        batch = docs[start:start + _BATCH]
-        into.update(conn.execute(f"SELECT id, length FROM docs WHERE id IN ({', '.join('?' * len(batch))})", batch))
 
 
 def _kth(scores: dict[int, float], k: int) -> float:

@@ -58,9 +58,9 @@ EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "sc
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs(
-  id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, relpath TEXT NOT NULL UNIQUE, stamp TEXT NOT NULL,
+  id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, relpath TEXT UNIQUE, stamp TEXT NOT NULL,
   type TEXT NOT NULL, title TEXT NOT NULL, tags TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL,
-  status TEXT NOT NULL, links TEXT NOT NULL, extra TEXT NOT NULL, hash TEXT NOT NULL,
+  status TEXT NOT NULL, links TEXT NOT NULL, extra TEXT NOT NULL, hash BLOB NOT NULL,
   length INTEGER NOT NULL, words BLOB NOT NULL, has_embedding INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS words(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
@@ -75,7 +75,16 @@ CREATE TABLE IF NOT EXISTS problems(relpath TEXT PRIMARY KEY, stamp TEXT NOT NUL
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """ + postings.SCHEMA + edge_tables.SCHEMA
 
-_ENTRY_COLUMNS = "slug, relpath, type, title, tags, created, updated, status, links, extra, hash, has_embedding, stamp"
+# A memory's file is most often <slug>.md: then relpath is NULL (no second copy of the slug, nor
+# an index entry for it) and read back as this expression; lookups by path go through _AT_PATH.
+_RELPATH = "COALESCE(relpath, slug || '.md')"
+_AT_PATH = "(relpath = ? OR (relpath IS NULL AND slug = ?))"
+# A memory's links are kept as the ids of their slugs in `nodes`, in the file's order, and read back
+# as a JSON list of slugs.
+_LINKS = ("(SELECT json_group_array(slug) FROM (SELECT n.slug AS slug FROM json_each(docs.links) j "
+          "JOIN nodes n ON n.id = j.value ORDER BY j.key))")
+_ENTRY_COLUMNS = (f"slug, {_RELPATH}, type, title, tags, created, updated, status, {_LINKS}, extra, hash, "
+                  "has_embedding, stamp")
 
 
 class Entry:
@@ -437,7 +446,7 @@ class Catalog(ForeignFiles, Exports):
                     self._vocabulary = None
 
     def _known(self) -> dict[str, str]:
-        known = dict(self.conn.execute("SELECT relpath, stamp FROM docs"))
+        known = dict(self.conn.execute(f"SELECT {_RELPATH}, stamp FROM docs"))
         known.update(self.conn.execute("SELECT relpath, stamp FROM problems"))
         return known
 
@@ -529,7 +538,7 @@ class Catalog(ForeignFiles, Exports):
             stale = freshness.differences(root, names, self._known())
         relpaths = set(files)
         for slug in slugs:
-            row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
+            row = self.conn.execute(f"SELECT {_RELPATH} FROM docs WHERE slug=?", (slug,)).fetchone()
             if row is not None:
                 relpaths.add(row[0])
         for relpath in relpaths - set(stale):
@@ -589,8 +598,8 @@ class Catalog(ForeignFiles, Exports):
         return True
 
     def _recorded_stamp(self, relpath: str) -> str | None:
-        row = self.conn.execute("SELECT stamp FROM docs WHERE relpath = ? UNION ALL "
-                                "SELECT stamp FROM problems WHERE relpath = ?", (relpath, relpath)).fetchone()
+        row = self.conn.execute(f"SELECT stamp FROM docs WHERE {_AT_PATH} UNION ALL "
+                                "SELECT stamp FROM problems WHERE relpath = ?", (*_path_key(relpath), relpath)).fetchone()
         return row[0] if row else None
 
     # -- recording changes (holding the lock) -----------------------------------------------
@@ -633,7 +642,7 @@ class Catalog(ForeignFiles, Exports):
 
     def forget(self, slug: str) -> None:
         """Remove a memory whose file we just deleted (into the journal's trash, with its links)."""
-        row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
+        row = self.conn.execute(f"SELECT {_RELPATH} FROM docs WHERE slug=?", (slug,)).fetchone()
         if row is None:
             return
         if self.journal is not None:
@@ -653,10 +662,10 @@ class Catalog(ForeignFiles, Exports):
 
     def _record(self, item: memory.Memory, relpath: str, stamp: str) -> set[str]:
         conn = self.conn
-        previous = conn.execute("SELECT slug FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        previous = conn.execute(f"SELECT slug FROM docs WHERE {_AT_PATH}", _path_key(relpath)).fetchone()
         same_node = previous is not None and previous[0] == item.slug
         touched = self._forget_path(relpath, keep_node=same_node)
-        holder = conn.execute("SELECT relpath, stamp FROM docs WHERE slug=?", (item.slug,)).fetchone()
+        holder = conn.execute(f"SELECT {_RELPATH}, stamp FROM docs WHERE slug=?", (item.slug,)).fetchone()
         if holder is not None and item.path.stem == item.slug:  # a file named after the slug owns it
             conflict = memory.id_conflict(self.scope.root / holder[0], item.slug)
             if conflict is not None:  # the holder only claimed it by `id`: as a fresh read would find
@@ -683,26 +692,28 @@ class Catalog(ForeignFiles, Exports):
         entry = Entry(item.slug, self.scope.name, self.scope.root, relpath, item.type, item.title, tags, created,
                       updated, status, item.links, extra, item.content_hash(), has_embedding)
         ids = self._word_ids(counts)
+        length = sum(counts.values())
+        nodes = edge_tables.node_ids(conn, [item.slug, *item.links])
         cursor = conn.execute(
             "INSERT INTO docs(slug, relpath, stamp, type, title, tags, created, updated, status, links, extra, hash,"
             " length, words, has_embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (item.slug, relpath, stamp, item.type, item.title, json.dumps(tags, ensure_ascii=False), created, updated,
-             status, json.dumps(item.links, ensure_ascii=False), json.dumps(extra, ensure_ascii=False, default=str),
-             entry.content_hash, sum(counts.values()), words.pack(ids), int(has_embedding)))
-        doc = cursor.lastrowid
+            (item.slug, None if relpath == f"{item.slug}.md" else relpath, stamp, item.type, item.title, json.dumps(tags, ensure_ascii=False), created, updated,
+             status, json.dumps([nodes[link] for link in item.links]), json.dumps(extra, ensure_ascii=False, default=str),
+             bytes.fromhex(entry.content_hash), length, words.pack(ids), int(has_embedding)))
+        doc: int = cursor.lastrowid  # type: ignore[assignment]  # (an INSERT's row id)
         self._counted[0] += 1
-        self._counted[1] += sum(counts.values())
+        self._counted[1] += length
         if self._staged is not None:
-            self._staged.add(doc, zip(ids, counts.values()))
+            self._staged.add(doc, length, zip(ids, counts.values()))
         else:
-            postings.add(conn, doc, zip(ids, counts.values()))
+            postings.add(conn, doc, length, zip(ids, counts.values()))
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
         patterns = extra.get("paths")
         if isinstance(patterns, list):  # `paths:` globs of gotchas, for the hooks' file matching
             conn.executemany("INSERT INTO globs VALUES (?, ?, ?)", [(doc, pattern, glob_key(pattern))
                                                                    for pattern in patterns if isinstance(pattern, str) and pattern])
         self._index_changes[item.slug] = entry
-        touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated)
+        touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated, nodes)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
             touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
         return touched
@@ -712,7 +723,7 @@ class Catalog(ForeignFiles, Exports):
         slug) its link declarations stay for `replace_declarations` to update in place."""
         conn = self.conn
         conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
-        row = conn.execute("SELECT id, slug, words, tags, length FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        row = conn.execute(f"SELECT id, slug, words, tags, length FROM docs WHERE {_AT_PATH}", _path_key(relpath)).fetchone()
         if row is None:
             return set()
         doc, slug, ids, tags, length = row
@@ -840,7 +851,12 @@ class Catalog(ForeignFiles, Exports):
     def _entry(self, row: tuple[Any, ...]) -> Entry:
         slug, relpath, type_, title, tags, created, updated, status, links, extra, hash_, has_embedding, stamp = row
         return Entry(slug, self.scope.name, self.scope.root, relpath, type_, title, json.loads(tags), created,
-                     updated, status, links, extra, hash_, bool(has_embedding), stamp)
+                     updated, status, links, extra, hash_.hex(), bool(has_embedding), stamp)
+
+
+def _path_key(relpath: str) -> tuple[str, str]:
+    """The parameters of _AT_PATH for a file: its path, and the slug it has when named after it."""
+    return relpath, relpath[:-3] if relpath.endswith(".md") and "/" not in relpath else ""
 
 
 def _connect(path: Path, scope_lock: Callable[[], Any]) -> sqlite3.Connection:

@@ -3,12 +3,15 @@
 A row per (word, block of 256 consecutive doc ids) holds two bytes per memory of the block that
 has the word: the doc id's low byte and the term frequency, by doc id. A row per (word, doc) took
 five times the space. A frequency of 255 or more is written 255 and kept exactly in `heavy`.
-Postings are read in doc id order, as the rows were before.
+Postings are read in doc id order, as the rows were before. The length of each memory (in terms)
+is kept beside them, a row of 256 four-byte integers per block (`lengths`), so a word's postings
+come with the lengths BM25 needs in one read.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import sys
+from array import array
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,11 +23,14 @@ CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, block INTEGER NOT NUL
   PRIMARY KEY(word, block)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS heavy(word INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
   PRIMARY KEY(word, doc)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lengths(block INTEGER PRIMARY KEY, data BLOB NOT NULL);
 """
-TABLES = ("postings", "heavy")  # what a rebuild empties
+TABLES = ("postings", "heavy", "lengths")  # what a rebuild empties
 SHIFT = 8  # a block holds the doc ids sharing all but their low byte
 HEAVY = 255  # a frequency this high or higher is looked up in `heavy`
 _BATCH = 500  # parameters per `IN (...)` lookup
+_LITTLE = sys.byteorder == "little"
+_NO_LENGTHS = bytes(4 << SHIFT)
 
 
 def frequency(conn: sqlite3.Connection, word: int) -> int:
@@ -32,27 +38,53 @@ def frequency(conn: sqlite3.Connection, word: int) -> int:
     return conn.execute("SELECT COALESCE(SUM(length(docs)), 0) / 2 FROM postings WHERE word=?", (word,)).fetchone()[0]
 
 
-def read(conn: sqlite3.Connection, word: int, blocks: Iterable[int] | None = None) -> list[tuple[int, int]]:
-    """(doc, tf) of the word's postings, by doc id (only within `blocks` when given)."""
+def read(conn: sqlite3.Connection, word: int, blocks: Iterable[int] | None = None) -> list[tuple[int, int, int]]:
+    """(doc, tf, the doc's length) of the word's postings, by doc id (only within `blocks` when given)."""
+    sql = "SELECT p.block, p.docs, l.data FROM postings p LEFT JOIN lengths l ON l.block = p.block WHERE p.word=?"
     if blocks is None:
-        rows = conn.execute("SELECT block, docs FROM postings WHERE word=?", (word,)).fetchall()
+        rows = conn.execute(sql, (word,)).fetchall()
     else:
         wanted = sorted(set(blocks))
         rows = []
         for start in range(0, len(wanted), _BATCH):
             chunk = wanted[start:start + _BATCH]
-            rows += conn.execute(f"SELECT block, docs FROM postings WHERE word=? AND block IN "
-                                 f"({', '.join('?' * len(chunk))})", (word, *chunk)).fetchall()
+            rows += conn.execute(f"{sql} AND p.block IN ({', '.join('?' * len(chunk))})", (word, *chunk)).fetchall()
     found = []
     heavy = False
-    for block, data in rows:
-        base = block << SHIFT
-        found += [(base + low, tf) for low, tf in zip(data[0::2], data[1::2])]
+    for block, data, sizes in rows:
+        base, length = block << SHIFT, _integers(sizes or _NO_LENGTHS)
+        found += [(base + low, tf, length[low]) for low, tf in zip(data[0::2], data[1::2])]
         heavy = heavy or HEAVY in data[1::2]
     if heavy:
         exact = dict(conn.execute("SELECT doc, tf FROM heavy WHERE word=?", (word,)))
-        found = [(doc, exact.get(doc, tf) if tf == HEAVY else tf) for doc, tf in found]
+        found = [(doc, exact.get(doc, tf) if tf == HEAVY else tf, length) for doc, tf, length in found]
     return found
+
+
+def set_lengths(conn: sqlite3.Connection, block: int, lengths: dict[int, int]) -> None:
+    """Record the lengths of docs of one block (low byte -> length)."""
+    row = conn.execute("SELECT data FROM lengths WHERE block=?", (block,)).fetchone()
+    sizes = _integers(row[0] if row else _NO_LENGTHS)
+    for low, length in lengths.items():
+        sizes[low] = length
+    if not _LITTLE:
+        sizes.byteswap()
+    conn.execute("INSERT OR REPLACE INTO lengths VALUES (?, ?)", (block, sizes.tobytes()))
+
+
+def _integers(data: bytes) -> array[int]:
+    sizes = array("I", data)
+    if not _LITTLE:
+        sizes.byteswap()
+    return sizes
+
+
+def _position(offsets: bytes | bytearray, low: int) -> int:
+    """Where `low` is or belongs among the sorted low bytes of a block."""
+    if not offsets or offsets[-1] < low:
+        return len(offsets)  # the usual case: a new doc id is the highest
+    found = offsets.find(bytes((low,)))
+    return found if found >= 0 else next(at for at, other in enumerate(offsets) if other > low)
 
 
 def holding(conn: sqlite3.Connection, word: int, among: set[int]) -> list[int]:
@@ -68,19 +100,21 @@ def holding(conn: sqlite3.Connection, word: int, among: set[int]) -> list[int]:
     return found
 
 
-def add(conn: sqlite3.Connection, doc: int, counts: Iterable[tuple[int, int]]) -> None:
-    """Record that memory `doc` holds each (word, tf) of `counts` (inside the caller's transaction)."""
+def add(conn: sqlite3.Connection, doc: int, length: int, counts: Iterable[tuple[int, int]]) -> None:
+    """Record that memory `doc` (of `length` terms) holds each (word, tf) of `counts` (inside the
+    caller's transaction)."""
     block, low = doc >> SHIFT, doc & 0xFF
-    counts = dict(counts)
-    current = _blocks(conn, block, list(counts))
+    set_lengths(conn, block, {low: length})
+    frequencies = dict(counts)
+    current = _blocks(conn, block, list(frequencies))
     rows = []
-    for word, tf in counts.items():
+    for word, tf in frequencies.items():
         data = current.get(word, b"")
-        at = bisect_left(data[0::2], low)
+        at = _position(data[0::2], low)
         keep = 1 if at * 2 < len(data) and data[at * 2] == low else 0
         rows.append((word, block, data[:at * 2] + bytes((low, min(tf, HEAVY))) + data[(at + keep) * 2:]))
     conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?)", rows)
-    heavy = [(word, doc, tf) for word, tf in counts.items() if tf >= HEAVY]
+    heavy = [(word, doc, tf) for word, tf in frequencies.items() if tf >= HEAVY]
     if heavy:
         conn.executemany("INSERT OR REPLACE INTO heavy VALUES (?, ?, ?)", heavy)
 
@@ -90,7 +124,7 @@ def remove(conn: sqlite3.Connection, doc: int, words: list[int]) -> None:
     block, low = doc >> SHIFT, doc & 0xFF
     changed, emptied, heavy = [], [], []
     for word, data in _blocks(conn, block, words).items():
-        at = bisect_left(data[0::2], low)
+        at = _position(data[0::2], low)
         if at * 2 >= len(data) or data[at * 2] != low:
             continue
         if data[at * 2 + 1] == HEAVY:
@@ -117,12 +151,14 @@ class Staged:
         self.block: int | None = None
         self.first = True
         self.words: dict[int, bytearray] = {}
+        self.lengths: dict[int, int] = {}
 
-    def add(self, doc: int, counts: Iterable[tuple[int, int]]) -> None:
+    def add(self, doc: int, length: int, counts: Iterable[tuple[int, int]]) -> None:
         block, low = doc >> SHIFT, doc & 0xFF
         if block != self.block:
             self.flush()
             self.block = block
+        self.lengths[low] = length
         heavy = []
         words = self.words
         for word, tf in counts:
@@ -142,14 +178,16 @@ class Staged:
             low = doc & 0xFF
             for word in words:
                 part = self.words.get(word)
-                at = bisect_left(part[0::2], low) if part else 0
+                at = _position(part[0::2], low) if part else 0
                 if part and at * 2 < len(part) and part[at * 2] == low:
                     del part[at * 2:at * 2 + 2]
         remove(self.conn, doc, words)  # written already, or an older memory
 
     def flush(self) -> None:
         parts = {word: bytes(part) for word, part in sorted(self.words.items()) if part}
-        self.words = {}
+        if self.lengths:
+            set_lengths(self.conn, self.block, self.lengths)  # type: ignore[arg-type]
+        self.words, self.lengths = {}, {}
         if not parts:
             return
         older = _blocks(self.conn, self.block, list(parts)) if self.first else {}  # type: ignore[arg-type]

@@ -71,7 +71,7 @@ def term_frequencies(catalog: Catalog, slug: str) -> list[tuple[str, int, int]] 
     ids = words.unpack(ids)
     found = []
     for term, ident in zip(words.spelled(catalog.conn, ids), ids):
-        tf = dict(postings.read(catalog.conn, ident, [doc >> postings.SHIFT])).get(doc, 0)
+        tf = next((tf for other, tf, _ in postings.read(catalog.conn, ident, [doc >> postings.SHIFT]) if other == doc), 0)
         found.append((term, tf, postings.frequency(catalog.conn, ident)))
     return found
 
@@ -79,7 +79,7 @@ def term_frequencies(catalog: Catalog, slug: str) -> list[tuple[str, int, int]] 
 def active_holding(catalog: Catalog, term: str, limit: int) -> list[str]:
     """Up to `limit` active memories (sessions aside) whose text holds the word."""
     word = words.id_of(catalog.conn, term)
-    holders = [doc for doc, _ in postings.read(catalog.conn, word)] if word is not None else []
+    holders = [doc for doc, _, _ in postings.read(catalog.conn, word)] if word is not None else []
     found: list[str] = []
     for start in range(0, len(holders), _BATCH):
         batch = holders[start:start + _BATCH]
@@ -115,7 +115,7 @@ def any_embedding(catalog: Catalog) -> bool:
 
 def content_hashes(catalog: Catalog) -> dict[str, str]:
     """slug -> content hash of every memory of the scope."""
-    return dict(catalog.conn.execute("SELECT slug, hash FROM docs"))
+    return {slug: digest.hex() for slug, digest in catalog.conn.execute("SELECT slug, hash FROM docs")}
 
 
 def updated_times(catalog: Catalog) -> dict[str, str]:
