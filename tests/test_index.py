@@ -334,7 +334,8 @@ def test_catalog_stays_within_one_and_a_half_times_the_markdown(env: Env) -> Non
 def test_packed_postings_read_back_as_recorded(seed: int) -> None:
     """Postings packed per word and block of doc ids read back exactly as a plain (word, doc) -> tf
     table would: after single adds and removals, batches that share a block with older memories,
-    removals inside a batch, and frequencies past what a byte holds."""
+    removals inside a batch (the highest ids given again, back into blocks written already), and
+    frequencies past what a byte holds."""
     import random
     import sqlite3
 
@@ -344,7 +345,6 @@ def test_packed_postings_read_back_as_recorded(seed: int) -> None:
     conn = sqlite3.connect(":memory:", isolation_level=None)
     conn.executescript(postings.SCHEMA)
     model: dict[int, dict[int, int]] = {}  # doc -> word -> tf
-    next_doc = 1
 
     def counts() -> dict[int, int]:
         return {word: rng.choice((1, 1, 2, 3, 254, 255, 256, 1000)) for word in rng.sample(range(1, 40), 6)}
@@ -352,14 +352,14 @@ def test_packed_postings_read_back_as_recorded(seed: int) -> None:
     for _ in range(6):
         staged = postings.Staged(conn) if rng.random() < 0.5 else None
         for _ in range(rng.randint(1, 300)):
-            if model and rng.random() < 0.2:
-                doc = rng.choice(sorted(model))
+            if model and rng.random() < 0.25:  # the highest (its id is then given again) or any
+                doc = max(model) if rng.random() < 0.5 else rng.choice(sorted(model))
                 (staged.remove if staged else lambda *a: postings.remove(conn, *a))(doc, list(model.pop(doc)))
-            else:
-                model[next_doc] = counts()
+            else:  # a new id is above every one in use (a jump: memories of other blocks)
+                doc = max(model, default=250) + rng.choice((1, 1, 1, 200))
+                model[doc] = counts()
                 (staged.add if staged else lambda *a: postings.add(conn, *a))(
-                    next_doc, sum(model[next_doc].values()), list(model[next_doc].items()))
-                next_doc += rng.choice((1, 1, 1, 200))
+                    doc, sum(model[doc].values()), list(model[doc].items()))
         if staged:
             staged.flush()
     for word in range(1, 40):

@@ -3,8 +3,8 @@
 Query words are taken rarest first. A word can add at most idf * (K1 + 1) to a memory's score;
 once the scores found so far put the k-th best above what all the words not yet read could
 add together, no memory outside the candidates can still enter the top k. The remaining
-(common) words are then looked up only for the candidates that can still make it, by their
-(term, doc) key, instead of reading their postings in full. The top k is exactly that of
+(common) words are then read only in the blocks of doc ids of the candidates that can still
+make it, instead of in full. The top k is exactly that of
 scoring every matching memory, at a cost bounded by the rare words' postings and k.
 """
 

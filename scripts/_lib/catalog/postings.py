@@ -142,14 +142,16 @@ def remove(conn: sqlite3.Connection, doc: int, words: list[int]) -> None:
 
 
 class Staged:
-    """Postings of many memories recorded in a row: doc ids only grow, so a block is complete once
-    the ids move past it and is written then, once, its words in key order. Only the first block
-    can also hold older memories (their ids are lower than every new one): it is merged with them."""
+    """Postings of many memories recorded in a row: a new doc id is one above the highest in use, so
+    a block is complete once the ids move past it and is written then, once, its words in key order.
+    The first block can also hold older memories (their ids are lower than every new one), and
+    one written already is met again when the highest memories were forgotten meanwhile: those
+    are merged with what the table holds."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.block: int | None = None
-        self.first = True
+        self.highest: int | None = None  # of the blocks written
         self.words: dict[int, bytearray] = {}
         self.lengths: dict[int, int] = {}
 
@@ -186,12 +188,14 @@ class Staged:
     def flush(self) -> None:
         parts = {word: bytes(part) for word, part in sorted(self.words.items()) if part}
         if self.lengths:
-            set_lengths(self.conn, self.block, self.lengths)  # type: ignore[arg-type]
+            set_lengths(self.conn, self.block, self.lengths)  # type: ignore[arg-type]  # (set with them)
         self.words, self.lengths = {}, {}
         if not parts:
             return
-        older = _blocks(self.conn, self.block, list(parts)) if self.first else {}  # type: ignore[arg-type]
-        self.first = False
+        assert self.block is not None
+        fresh = self.highest is not None and self.block > self.highest
+        older = {} if fresh else _blocks(self.conn, self.block, list(parts))
+        self.highest = max(self.block, self.highest if self.highest is not None else self.block)
         self.conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?)", [
             (word, self.block, _merged(older[word], data) if word in older else data) for word, data in parts.items()])
 
