@@ -251,6 +251,7 @@ class Catalog(ForeignFiles, Exports):
         self.progress: Callable[[str], None] | None = None  # told of a catch-up of many files
         self._staged: postings.Staged | None = None  # postings of many files recorded at once
         self._vocabulary: dict[str, int] | None = None  # word -> id, complete (while rebuilding) or None
+        self._nodes: dict[str, int] | None = None  # slug -> node id, likewise
 
     # -- opening ------------------------------------------------------------------------
 
@@ -440,10 +441,11 @@ class Catalog(ForeignFiles, Exports):
                     conn.execute(f"DELETE FROM {table}")
             with _bulk_settings(self.conn):
                 self._vocabulary = {}  # the words table is empty: all it will hold is known here
+                self._nodes = {}  # and so is nodes
                 try:
                     self._sync(scan(self.scope.root))
                 finally:
-                    self._vocabulary = None
+                    self._vocabulary = self._nodes = None
 
     def _known(self) -> dict[str, str]:
         known = dict(self.conn.execute(f"SELECT {_RELPATH}, stamp FROM docs"))
@@ -693,12 +695,13 @@ class Catalog(ForeignFiles, Exports):
                       updated, status, item.links, extra, item.content_hash(), has_embedding)
         ids = self._word_ids(counts)
         length = sum(counts.values())
-        nodes = edge_tables.node_ids(conn, [item.slug, *item.links])
+        declared = graph.declarations(item)
+        nodes = edge_tables.node_ids(conn, [item.slug, *item.links, *(dst for dst, _, _ in declared)], self._nodes)
         cursor = conn.execute(
             "INSERT INTO docs(slug, relpath, stamp, type, title, tags, created, updated, status, links, extra, hash,"
             " length, words, has_embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (item.slug, None if relpath == f"{item.slug}.md" else relpath, stamp, item.type, item.title, json.dumps(tags, ensure_ascii=False), created, updated,
-             status, json.dumps([nodes[link] for link in item.links]), json.dumps(extra, ensure_ascii=False, default=str),
+            (item.slug, None if relpath == f"{item.slug}.md" else relpath, stamp, item.type, item.title,
+             json.dumps(tags, ensure_ascii=False), created, updated, status, json.dumps([nodes[link] for link in item.links]), json.dumps(extra, ensure_ascii=False, default=str),
              bytes.fromhex(entry.content_hash), length, words.pack(ids), int(has_embedding)))
         doc: int = cursor.lastrowid  # type: ignore[assignment]  # (an INSERT's row id)
         self._counted[0] += 1
@@ -713,7 +716,7 @@ class Catalog(ForeignFiles, Exports):
             conn.executemany("INSERT INTO globs VALUES (?, ?, ?)", [(doc, pattern, glob_key(pattern))
                                                                    for pattern in patterns if isinstance(pattern, str) and pattern])
         self._index_changes[item.slug] = entry
-        touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated, nodes)
+        touched |= edge_tables.replace_declarations(conn, item.slug, declared, updated, nodes)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
             touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
         return touched

@@ -63,23 +63,28 @@ def graph_text(catalog: Catalog) -> str:
     return render_file(catalog.conn, catalog.labels)
 
 
-def node_ids(conn: sqlite3.Connection, slugs: Iterable[str], known: dict[str, int] | None = None) -> dict[str, int]:
-    """slug -> its id in `nodes`, given to the slugs that have none yet (those in `known` not looked up)."""
-    found = dict(known or {})
-    wanted = [slug for slug in dict.fromkeys(slugs) if slug not in found]
-    for start in range(0, len(wanted), _BATCH):
-        chunk = wanted[start:start + _BATCH]
-        found.update(conn.execute(f"SELECT slug, id FROM nodes WHERE slug IN ({', '.join('?' * len(chunk))})", chunk))
+def node_ids(conn: sqlite3.Connection, slugs: Iterable[str], every: dict[str, int] | None = None) -> dict[str, int]:
+    """slug -> its id in `nodes`, given to the slugs that have none yet. `every`, when given, holds
+    every node (a rebuild keeps it): nothing is looked up, and new nodes are added to it."""
+    wanted = list(dict.fromkeys(slugs))
+    found = {slug: every[slug] for slug in wanted if slug in every} if every is not None else {}
+    if every is None:
+        for start in range(0, len(wanted), _BATCH):
+            chunk = wanted[start:start + _BATCH]
+            found.update(conn.execute(f"SELECT slug, id FROM nodes WHERE slug IN ({', '.join('?' * len(chunk))})",
+                                      chunk))
     for slug in wanted:
         if slug not in found:
             found[slug] = conn.execute("INSERT INTO nodes(slug) VALUES (?)", (slug,)).lastrowid  # type: ignore[assignment]
+            if every is not None:
+                every[slug] = found[slug]
     return found
 
 
 def replace_declarations(conn: sqlite3.Connection, slug: str, declared: Iterable[tuple[str, str, str]],
                          default_ts: str, known: dict[str, int] | None = None) -> set[str]:
     """Store what `slug`'s file declares, keeping the timestamps of links that stay; returns touched
-    slugs. (`known`: node ids already looked up.)"""
+    slugs. (`known`: node ids already looked up, slug -> id.)"""
     old: dict[tuple[str, str, str], str] = {}
     imported: dict[tuple[str, str], str] = {}
     for dst, label, origin, ts in conn.execute("SELECT dst, label, origin, ts FROM declared WHERE src=?", (slug,)):
@@ -88,7 +93,8 @@ def replace_declarations(conn: sqlite3.Connection, slug: str, declared: Iterable
         else:
             old[(dst, label, origin)] = ts
     declared = list(declared)
-    ids = node_ids(conn, [slug, *(dst for dst, _, _ in declared)], known)
+    ids = dict(known or {})
+    ids.update(node_ids(conn, [end for end in (slug, *(dst for dst, _, _ in declared)) if end not in ids]))
     conn.execute("DELETE FROM links WHERE src=? AND origin IN (?, ?)", (ids[slug], ORIGIN_LINKS, ORIGIN_REFS))
     conn.executemany("INSERT OR REPLACE INTO links VALUES (?, ?, ?, ?, ?)", [
         (ids[slug], ids[dst], label, origin, old.get((dst, label, origin)) or imported.get((dst, label)) or default_ts)
