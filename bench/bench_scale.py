@@ -200,6 +200,7 @@ def measure(size: int, runs: int, slow_runs: int, corpus: Corpus) -> dict:
             sample("graph --depth 2", store.memory("graph", slug, "--depth", "2"))
             title = f"Bench write {run} {corpus.passage(4)}"
             sample("write", store.memory("write", title, "--tags", "bench", "--content", corpus.passage(120)))
+            sample("update", store.memory("update", rng.choice(store.slugs), "--append", corpus.passage(20)))
             a, b = rng.sample(store.slugs, 2)
             sample("link", store.memory("link", a, b, "--label", "builds-on"))
             written = json.loads(subprocess.run([str(MEMORY), "list", "--tag", "bench", "--json", "--limit", "1"],

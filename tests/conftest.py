@@ -42,6 +42,7 @@ def env(tmp_path: Path) -> Any:
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Any:
-    """A 512 KiB tmpfs mounted for the test (skipped where mounting is not permitted)."""
-    with tmpfs(tmp_path, "512k") as mount_point:
+    """A 2 MiB tmpfs mounted for the test (skipped where mounting is not permitted): room for a small
+    store and the catalog's write-ahead log at its peak; the tests fill the rest themselves."""
+    with tmpfs(tmp_path, "2m") as mount_point:
         yield mount_point

@@ -91,7 +91,7 @@ def test_fast_parser_agrees_with_yaml_on_what_we_write(fields: dict) -> None:
     assert fast == expected
 
 
-@given(st.text(st.sampled_from(list("ab:- \n\"'#[]{}\\0x7"))), )
+@given(st.text(st.sampled_from(list("ab:- \n\"'#[]{}\\0x7*/"))), )
 @settings(max_examples=1000)
 def test_fast_parser_never_disagrees_with_yaml(text: str) -> None:
     fast = frontmatter.parse_simple(text)
@@ -109,6 +109,8 @@ def test_fast_parser_handles_the_data_model_example() -> None:
 
     text = OAUTH_EXAMPLE.split("---\n")[1]
     assert frontmatter.parse_simple(text) == yaml.safe_load(text)
+    globs = "paths:\n  - src/auth/**\n  - docs/*.md\n"  # as written by hand, unquoted
+    assert frontmatter.parse_simple(globs) == yaml.safe_load(globs) == {"paths": ["src/auth/**", "docs/*.md"]}
     assert frontmatter.parse_simple("links:\n- a\n- b\nlabels:\n  a: implements\n  b:\n    - x\n    - z\n") == {
         "links": ["a", "b"], "labels": {"a": "implements", "b": ["x", "z"]}}
     for not_simple in ("tags: [a, b]\n", "created: 2026-01-01\n", "a: yes\n", "a: b # c\n", "# c\na: b\n",

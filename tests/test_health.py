@@ -148,12 +148,14 @@ def test_health_cache_finds_exactly_what_a_check_without_it_finds(env: Env) -> N
     env.unchecked |= corpus.broken
     derived = {path: path.read_bytes() for path in (env.project_dir / "index.json", env.project_dir / "graph.json")}
     cache = env.project_dir / ".cache" / "health-files.json"
+    memos = [env.project_dir / ".cache" / name for name in ("health-graph.json", "health-duplicates.json")]
 
     def check(*, cold: bool = False) -> list[dict]:
         for path, data in derived.items():  # as found before the first check: the drift it reports each time
             path.write_bytes(data)
         if cold:
-            cache.unlink(missing_ok=True)
+            for path in (cache, *memos):
+                path.unlink(missing_ok=True)
         result = env.run("health", "--json")  # stderr: notes on the files aged above, then the errors
         assert result.code == 1 and "Traceback" not in result.err, result.err
         return problems(result)
@@ -165,14 +167,15 @@ def test_health_cache_finds_exactly_what_a_check_without_it_finds(env: Env) -> N
             and path.stat().st_mtime_ns < time.time_ns() - 600 * 10**9}
     assert len(aged) > 300 and aged <= set(kept)
     stamp = cache.stat().st_mtime_ns, cache.stat().st_ino
+    assert all(path.exists() for path in memos)
     assert check() == first  # warm: every digest from the cache, which is left as it was
     assert (cache.stat().st_mtime_ns, cache.stat().st_ino) == stamp
 
     files = sorted(path for path in env.project_dir.glob("*.md") if path not in corpus.broken)
-    edited, replaced, deleted = files[5], files[6], files[7]
+    edited, replaced, deleted, linked = files[5], files[6], files[7], files[9]
     inode = edited.stat().st_ino
     with edited.open("a", encoding="utf-8") as handle:  # in place: same inode
-        handle.write("\nSee [[a-memory-nobody-wrote]].\n")
+        handle.write(f"\nSee [[a-memory-nobody-wrote]] and [[{linked.stem}]].\n")  # the second: a new edge
     assert edited.stat().st_ino == inode
     text = replaced.read_text(encoding="utf-8").replace("\n# ", "\n# Replaced ", 1) + "\n## Notes\n\nMore.\n"
     replacement = replaced.with_name(".replacement.tmp")
@@ -184,6 +187,9 @@ def test_health_cache_finds_exactly_what_a_check_without_it_finds(env: Env) -> N
     assert warm != first
     assert ("broken-reference", "project", edited.stem, "a-memory-nobody-wrote") in \
         {health_corpus.problem_key(problem) for problem in warm}
+    # graph.json as found lacks the new edge: seen through the memo of the graph, made before the edit
+    assert [problem for problem in warm if problem["kind"].startswith("graph-")
+            and {problem["slug"], problem["target"]} == {edited.stem, linked.stem}]
 
     cache.write_bytes(cache.read_bytes()[: cache.stat().st_size // 2])  # truncated
     assert check() == warm

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -240,6 +241,64 @@ def test_splice_lines_matches_a_full_rewrite(monkeypatch: pytest.MonkeyPatch, se
             continue
         assert out.startswith(b"HEAD\n") and out.endswith(b"\n}}\n")
         assert json.loads("{" + out.decode()[5:-3] + "}") == data
+
+
+def test_patches_in_place_leave_valid_json_after_every_write(monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path) -> None:
+    """index.json/graph.json are patched where they lie, one write per change: after each single
+    write (where a killed process would stop) the file is valid JSON holding every entry that no
+    change touches, and after the last one exactly the intended entries; padding is bounded."""
+    import random
+
+    from _lib.catalog import exports
+    from _lib.catalog.exports import patch_in_place
+
+    path = tmp_path / "index.json"
+    snapshots: list[bytes] = []
+    real_pwrite = os.pwrite
+
+    def pwrite(descriptor: int, data: bytes, offset: int) -> int:
+        written = real_pwrite(descriptor, data, offset)
+        snapshots.append(path.read_bytes())
+        return written
+
+    monkeypatch.setattr(exports.os, "pwrite", pwrite)
+    rng = random.Random(11)
+    patched = copied = 0
+    for _ in range(300):
+        data = {f"k{rng.randint(0, 30)}": {"v": rng.randint(0, 99), "text": "é, \",\\n\"" * rng.randint(0, 3)}
+                for _ in range(rng.randint(1, 8))}
+        path.write_bytes(("HEAD\n" + ",\n".join(json.dumps(k) + ": " + json.dumps(v, ensure_ascii=False)
+                                                 for k, v in data.items()) + "\n}}\n").encode())
+        slack = 0
+        for _ in range(8):
+            changes: dict[str, str | None] = {}
+            before = dict(data)
+            for _ in range(rng.randint(1, 4)):
+                key = f"k{rng.randint(0, 30)}"
+                if rng.random() < 0.3:
+                    changes[key] = None
+                    data.pop(key, None)
+                else:
+                    data[key] = {"v": rng.randint(0, 99), "text": "x" * rng.randint(0, 40)}
+                    changes[key] = json.dumps(key) + ": " + json.dumps(data[key])
+            snapshots.clear()
+            added = patch_in_place(path, b"HEAD", b"}}", changes, slack)
+            if added is None:
+                assert not snapshots  # refused: nothing written
+                copied += 1
+                break
+            patched += 1
+            slack += added
+            untouched = {key: value for key, value in before.items() if key not in changes}
+            for snapshot in snapshots:
+                assert snapshot.startswith(b"HEAD\n") and snapshot.endswith(b"\n}}\n")
+                found = json.loads("{" + snapshot.decode()[5:-3] + "}")
+                assert untouched.items() <= found.items()
+            text = path.read_text()
+            assert json.loads("{" + text[5:-3] + "}") == data
+            assert slack <= exports.MAX_SLACK * len(text.encode())
+    assert patched > 300 and copied > 50, (patched, copied)
 
 
 def test_disk_fingerprint_updates_in_place() -> None:

@@ -32,7 +32,7 @@ from ..base.globs import glob_key
 from ..model import graph, memory
 from ..workspace import layout
 from . import bm25, edges as edge_tables, freshness, postings, words
-from .derived import GRAPH_NAME, INDEX_NAME  # noqa: F401  (part of the catalog's API)
+from .derived import GRAPH_NAME, INDEX_NAME, encode_json  # noqa: F401  (the names: part of the catalog's API)
 from .exports import Exports
 from .foreign import ForeignFiles
 from .journal import of as journal_of
@@ -139,7 +139,7 @@ class Entry:
 
     def index_line(self) -> str:
         """This entry's line of index.json (kept in the catalog so exports need no rendering)."""
-        return json.dumps(self.slug) + ": " + json.dumps(self.index_entry(), ensure_ascii=False)
+        return json.dumps(self.slug) + ": " + encode_json(self.index_entry())
 
 
 class Problem(namedtuple("Problem", "path message")):
@@ -243,6 +243,7 @@ class Catalog(ForeignFiles, Exports):
         self._inherited = False   # a killed process left them pending: rewrite them whole
         self._counted = [0, 0]    # memories and total length this transaction added (see bm25.collection)
         self.verifying = False    # queries check the files of what they return (open_catalog with refresh)
+        self.scanned: Scan | None = None  # every memory file's stamp as the last full refresh found it
         # Hooks take in at most this many changed files; more and they answer from the catalog as it
         # is (`partial`) and leave the rest to a detached catch-up (`background`, set by open_catalog).
         self.catch_up_limit: int | None = None if may_replace else HOOK_CATCH_UP_FILES
@@ -250,8 +251,9 @@ class Catalog(ForeignFiles, Exports):
         self.background: Callable[[], None] | None = None
         self.progress: Callable[[str], None] | None = None  # told of a catch-up of many files
         self._staged: postings.Staged | None = None  # postings of many files recorded at once
-        self._vocabulary: dict[str, int] | None = None  # word -> id, complete (while rebuilding) or None
-        self._nodes: dict[str, int] | None = None  # slug -> node id, likewise
+        # word -> id of every word the files being recorded hold (while rebuilding: of all), or None
+        self._vocabulary: dict[str, int] | None = None
+        self._nodes: dict[str, int] | None = None  # slug -> node id of every node, while rebuilding
 
     # -- opening ------------------------------------------------------------------------
 
@@ -389,6 +391,8 @@ class Catalog(ForeignFiles, Exports):
         root_stamp = directory_stamp(self.scope.root)
         if full or (self.scope.root / NODES_DIR).exists():
             disk = scan(self.scope.root)
+            if full:
+                self.scanned = disk
             stale = disk.leftovers or not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current())
         else:
             disk = None
@@ -503,12 +507,20 @@ class Catalog(ForeignFiles, Exports):
                     journal.saw(self.scope.root, [(relpath, item.slug, item.document.text().encode("utf-8"))
                                                   for relpath, _, item in parsed if not isinstance(item, str)],
                                 ours=False)
-                for relpath, stamp, item in parsed:
-                    if isinstance(item, str):
-                        touched |= self._forget_path(relpath)
-                        conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (relpath, stamp, item))
-                    else:
-                        touched |= self._record(item, relpath, stamp)
+                terms = {relpath: _terms(item) for relpath, _, item in parsed if not isinstance(item, str)}
+                prefetched = self._vocabulary is None
+                if prefetched:  # the ids of the batch's words in one read, not one read per file
+                    self._vocabulary = words.lookup(conn, list({word for counts in terms.values() for word in counts}))
+                try:
+                    for relpath, stamp, item in parsed:
+                        if isinstance(item, str):
+                            touched |= self._forget_path(relpath)
+                            conn.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (relpath, stamp, item))
+                        else:
+                            touched |= self._record(item, relpath, stamp, terms[relpath])
+                finally:
+                    if prefetched:
+                        self._vocabulary = None
             if self._staged is not None:
                 self._staged.flush()
                 self._staged = None
@@ -662,7 +674,8 @@ class Catalog(ForeignFiles, Exports):
         if self._disk is not None:
             self._disk.note(relpath, stamp)
 
-    def _record(self, item: memory.Memory, relpath: str, stamp: str) -> set[str]:
+    def _record(self, item: memory.Memory, relpath: str, stamp: str, counts: dict[str, int] | None = None) -> set[str]:
+        """Index one file (`counts`: its `_terms`, when the caller has them)."""
         conn = self.conn
         previous = conn.execute(f"SELECT slug FROM docs WHERE {_AT_PATH}", _path_key(relpath)).fetchone()
         same_node = previous is not None and previous[0] == item.slug
@@ -681,8 +694,8 @@ class Catalog(ForeignFiles, Exports):
             return touched
         created = item.created or clock.from_epoch(item.path.stat().st_mtime)
         updated = item.updated or created
-        tags = [tag for tag in item.tags if isinstance(tag, str)]
-        counts = text.document_terms(item.title, tags, item.content)
+        tags = _tags(item)
+        counts = counts if counts is not None else _terms(item)
         extra = {key: item.fields[key] for key in EXTRA_FIELDS if key in item.fields}
         if item.severity:
             extra["severity"] = item.severity
@@ -701,8 +714,9 @@ class Catalog(ForeignFiles, Exports):
             "INSERT INTO docs(slug, relpath, stamp, type, title, tags, created, updated, status, links, extra, hash,"
             " length, words, has_embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (item.slug, None if relpath == f"{item.slug}.md" else relpath, stamp, item.type, item.title,
-             json.dumps(tags, ensure_ascii=False), created, updated, status, json.dumps([nodes[link] for link in item.links]), json.dumps(extra, ensure_ascii=False, default=str),
-             bytes.fromhex(entry.content_hash), length, words.pack(ids), int(has_embedding)))
+             encode_json(tags), created, updated, status, json.dumps([nodes[link] for link in item.links]),
+             json.dumps(extra, ensure_ascii=False, default=str), bytes.fromhex(entry.content_hash), length,
+             words.pack(ids), int(has_embedding)))
         doc: int = cursor.lastrowid  # type: ignore[assignment]  # (an INSERT's row id)
         self._counted[0] += 1
         self._counted[1] += length
@@ -860,6 +874,15 @@ class Catalog(ForeignFiles, Exports):
 def _path_key(relpath: str) -> tuple[str, str]:
     """The parameters of _AT_PATH for a file: its path, and the slug it has when named after it."""
     return relpath, relpath[:-3] if relpath.endswith(".md") and "/" not in relpath else ""
+
+
+def _tags(item: memory.Memory) -> list[str]:
+    return [tag for tag in item.tags if isinstance(tag, str)]
+
+
+def _terms(item: memory.Memory) -> dict[str, int]:
+    """How often each indexed word occurs in a memory (title, tags, content)."""
+    return text.document_terms(item.title, _tags(item), item.content)
 
 
 def _connect(path: Path, scope_lock: Callable[[], Any]) -> sqlite3.Connection:
@@ -1029,7 +1052,7 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False, re
     try:
         if refresh:
             catalog.refresh(full=full)
-            catalog.verifying = True
+            catalog.verifying = not full  # a full refresh has just compared every file's stamp
         yield catalog
     finally:
         for warning in catalog.warnings:

@@ -1,5 +1,6 @@
-"""index.json and graph.json written from the catalog: a change splices the lines it alters into
-the file (or rewrites it whole when missing or written by someone else); a store of the earlier
+"""index.json and graph.json written from the catalog: a change writes the lines it alters into
+the file in place (`patch_in_place`), or splices them into a new copy (`splice_lines`), or
+rewrites the file whole when it is missing or written by someone else; a store of the earlier
 plugin gets its own index.json patched instead.
 
 A mixin of Catalog, beside the functions that splice lines into a file.
@@ -15,11 +16,12 @@ from ..base import clock, fsutil
 from ..base.stamps import file_stamp
 from ..workspace import layout
 from . import edges as edge_tables
-from .derived import FOREIGN, GRAPH_NAME, INDEX_NAME, PENDING
+from .derived import FOREIGN, GRAPH_NAME, INDEX_NAME, PENDING, SLACK
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
+    from pathlib import Path
     from typing import Any, Iterator
 
     from ..model import graph
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
 INDEX_VERSION = "1.0.0"
 SPLICE_SEARCHES = 64  # changed entries up to which each is searched for; more: the file is split once
+MAX_SLACK = 0.25  # share of a file that may be padding left by patches in place before it is rewritten
 
 
 class Exports:
@@ -136,14 +139,24 @@ class Exports:
                     self._set_meta(name, stamp)
             return
         text = None
+        slack = 0
         if ours and not full:
+            lines = {key: value if value is None or isinstance(value, str) else value.index_line()
+                     for key, value in changes.items()}
+            with contextlib.suppress(OSError, ValueError):
+                added = patch_in_place(path, head.encode("utf-8"), closing.encode("utf-8"), lines,
+                                       int(self._meta(SLACK + name) or 0))
+                if added is not None:
+                    self._set_meta(SLACK + name, str(int(self._meta(SLACK + name) or 0) + added))
+                    self._set_meta(name, file_stamp(path) or "")
+                    return
             with contextlib.suppress(OSError):
-                lines = {key: value if value is None or isinstance(value, str) else value.index_line()
-                         for key, value in changes.items()}
                 text = splice_lines(path.read_bytes(), head.encode("utf-8"), closing.encode("utf-8"), lines)
+                slack = int(self._meta(SLACK + name) or 0) if text is not None else 0  # spliced copies keep the padding
         # Derived files need no fsync: a file lost in a crash no longer matches its recorded stamp
         # and is rebuilt by the next command.
         fsutil.write_atomically(path, text if text is not None else render(), durable=False)
+        self._set_meta(SLACK + name, str(slack))
         self._set_meta(name, file_stamp(path) or "")
 
     def render_index(self) -> str:
@@ -153,6 +166,65 @@ class Exports:
         if not lines:
             return head + ', "memories": {}}\n'
         return head + ', "memories": {\n' + ",\n".join(lines) + "\n}}\n"
+
+
+def patch_in_place(path: Path, head: bytes, closing: bytes, changes: dict[str, str | None], slack: int) -> int | None:
+    """Write per-key line changes into a one-entry-per-line JSON object file (see `splice_lines`)
+    where it lies, without copying it: a changed entry that still fits is overwritten and padded
+    with spaces, a removed one is blanked together with the separator before it, a new one (or one
+    that grew) is added before the closing brace. Each write is one system call that leaves the
+    file valid JSON, so a process killed between two leaves valid JSON behind (and its pending mark
+    has the next command rewrite the file). Returns the bytes of padding added; None, having
+    written nothing, when the file is not in that shape, the head changed length, the first entry
+    must go or grow, or padding would pass MAX_SLACK of the file: then the caller copies it."""
+    import mmap
+
+    tail = b"\n" + closing + b"\n"
+    with open(path, "r+b") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0 or len(changes) > SPLICE_SEARCHES:
+            return None
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as text:
+            first = text.find(b"\n")
+            body_start, body_end = first + 1, size - len(tail)
+            if first != len(head) or text[body_end:] != tail or body_end <= body_start \
+                    or text[body_start:body_start + 1] != b'"':
+                return None
+            writes: list[tuple[int, bytes]] = [] if text[:first] == head else [(0, head)]
+            appended: list[bytes] = []
+            added = 0
+            for key, line in changes.items():
+                marker = json.dumps(key).encode() + b": "
+                new = None if line is None else line.encode("utf-8")
+                if text[body_start:body_start + len(marker)] == marker:
+                    start = body_start
+                else:
+                    found = text.find(b",\n" + marker, body_start, body_end)
+                    start = found + 2 if found >= 0 else -1
+                if start < 0:
+                    if new is not None:
+                        appended.append(new)
+                    continue
+                end = text.find(b",\n", start, body_end)
+                end = body_end if end < 0 else end
+                if new is not None and len(new) <= end - start:
+                    writes.append((start, new.ljust(end - start)))
+                    added += end - start - len(new)
+                    continue
+                if start == body_start:
+                    return None  # the first entry has no separator before it to take with it
+                writes.append((start - 2, b" " * (end - start + 2)))  # ",\n<entry>": the entry before stays valid
+                added += end - start + 2
+                if new is not None:
+                    appended.append(new)
+        if slack + added > MAX_SLACK * size:
+            return None
+        descriptor = handle.fileno()
+        for offset, data in writes:
+            os.pwrite(descriptor, data, offset)
+        if appended:
+            os.pwrite(descriptor, b"".join(b",\n" + line for line in appended) + tail, body_end)
+    return added
 
 
 def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, str | None]) -> bytes | None:

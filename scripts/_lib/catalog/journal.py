@@ -24,6 +24,8 @@ import time
 import zlib
 from pathlib import Path
 
+from ..base import digests
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterable, Mapping
@@ -40,19 +42,9 @@ CREATE TABLE IF NOT EXISTS kept(id INTEGER PRIMARY KEY AUTOINCREMENT, root TEXT 
   hash TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL, reported INTEGER NOT NULL DEFAULT 0,
   edges TEXT NOT NULL DEFAULT '[]');
 CREATE INDEX IF NOT EXISTS kept_root ON kept(root, slug);
+CREATE INDEX IF NOT EXISTS seen_hash ON seen(hash);
+CREATE INDEX IF NOT EXISTS kept_hash ON kept(hash);
 """
-
-
-def _sha256(data: bytes) -> str:
-    """SHA-256, hex, from CPython's own implementation (hashlib would load OpenSSL: milliseconds)."""
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
-        except ImportError:
-            from hashlib import sha256
-    return sha256(data).hexdigest()
 
 
 def directory(env: Mapping[str, str]) -> Path:
@@ -122,7 +114,7 @@ class Journal:
     # -- marks: is anything pending for a scope, without opening the database ----------------
 
     def _mark(self, root: str, kind: str) -> Path:
-        return self.directory / f"{kind}-{_sha256(root.encode())[:20]}"
+        return self.directory / f"{kind}-{digests.sha256_hex(root.encode())[:20]}"
 
     def knows(self, root: Path) -> bool:
         """Whether the journal has seen memories under `root` (a cheap stat)."""
@@ -151,7 +143,7 @@ class Journal:
         try:
             conn.execute("BEGIN IMMEDIATE")
             for relpath, slug, data in files:
-                digest = _sha256(data)
+                digest = digests.sha256_hex(data)
                 row = conn.execute("SELECT hash, slug FROM seen WHERE root=? AND relpath=?", (key, relpath)).fetchone()
                 if row is not None and row[0] == digest:
                     continue

@@ -160,6 +160,26 @@ def graph_edges(catalog: Catalog) -> Iterator[tuple[str, list[Edge]]]:
     return edges.every_node(catalog.conn, catalog.labels)
 
 
+def graph_fingerprint(catalog: Catalog) -> str:
+    """A digest of all `graph_edges` is computed from: every declaration, which memories exist and
+    the inverse labels. (Concatenated by SQLite: one string back instead of 30,000 rows.)"""
+    import hashlib
+
+    declared = catalog.conn.execute(
+        "SELECT group_concat(x, char(10)) FROM (SELECT src || ' ' || dst || ' ' || label || ' ' || origin || ' ' || ts "
+        "AS x FROM declared ORDER BY src, dst, label, origin)").fetchone()[0] or ""
+    slugs = catalog.conn.execute(
+        "SELECT group_concat(slug, char(10)) FROM (SELECT slug FROM docs ORDER BY slug)").fetchone()[0] or ""
+    labels = repr(sorted(catalog.labels.inverse_of.items()))
+    return hashlib.blake2b("\0".join((declared, slugs, labels)).encode("utf-8", "surrogatepass"),
+                           digest_size=20).hexdigest()
+
+
+def graph_text_of(nodes: Iterable[tuple[str, list[Edge]]]) -> str:
+    """The graph.json text of `graph_edges`' answer."""
+    return edges.nodes_text(nodes)
+
+
 def least_linked(catalog: Catalog, limit: int) -> list[str]:
     """Up to `limit` memories, fewest declared links first, then the most recently updated."""
     return [row[0] for row in catalog.conn.execute(

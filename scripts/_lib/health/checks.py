@@ -22,8 +22,13 @@ in FAMILIES.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Iterator
+
     from ..workspace.scopes import Workspace
 
 from . import anchors, caches, digest, duplicates, exports, files, links, organisation, tasks
@@ -40,7 +45,7 @@ def check(workspace: Workspace, scope: str | None = None) -> Report:
     """Check every readable scope (or one); see the module docstring for what is checked."""
     targets = [target for target in workspace.readable_scopes(scope) if target.exists()]
     snapshots = {target.name: Snapshot.take(target) for target in targets}  # before any catalog opens
-    with open_catalogs(workspace, targets) as catalogs:
+    with collector_paused(), open_catalogs(workspace, targets) as catalogs:
         reports = []
         for target in targets:
             catalog = catalogs.get(target.name)
@@ -51,6 +56,26 @@ def check(workspace: Workspace, scope: str | None = None) -> Report:
                 analysis.problems += anchors.problems(workspace, catalog)
                 reports.append(analysis.report())
     return Report(reports)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while scopes are analysed.
+
+    The analysis builds millions of objects that live until it ends and frees almost none, so each
+    collection would walk them all again and find nothing: at 10,000 memories that was a third of
+    the time. Afterwards what it made is frozen (left out of later collections: the report keeps
+    most of it until the process ends) so the first collection does not walk it all once more;
+    reference counting still frees all of it that is not a cycle.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.freeze()
+            gc.enable()
 
 
 class Analysis(ScopeFacts):

@@ -77,9 +77,11 @@ def read_scope(catalog: Catalog, entries: dict[str, Entry], *, adopted: bool) ->
     cache = DigestCache(scope.cache_dir / CACHE_NAME, adopted)
     rules: files.FileRules | None = None
     found: dict[str, FileDigest] = {}
+    scanned = catalog.scanned  # every file's stamp, taken by the catalog's full refresh just before
     for slug, entry in entries.items():
         path = entry.path
-        stamp = stamps.file_stamp(path)  # before reading: a change while reading shows next time
+        # before reading: a change while reading shows next time
+        stamp = scanned.get(entry.relpath) if scanned is not None else stamps.file_stamp(path)
         digest = cache.get(entry.relpath, stamp, scope.name, path)
         if digest is None:
             try:

@@ -10,7 +10,7 @@ import operator
 import zlib
 from collections import Counter, defaultdict
 
-from ..base import errors, fsutil, stamps
+from ..base import errors, fsutil, stamps, text
 from ..catalog import queries
 from .facts import WARNING, ScopeFacts
 
@@ -19,7 +19,7 @@ NEAR_MIN_TERMS = 8     # shorter memories are left to the exact-duplicate check
 LSH_BANDS, LSH_ROWS = 10, 4  # MinHash LSH for near duplicates (see near_duplicates)
 _BORROWED = 1 << 33  # added per step to a borrowed hash, so it never equals a bin's own
 MEMO_NAME = "health-duplicates.json"  # the near duplicates found, and a digest of what they were found in
-MEMO_VERSION = 1
+MEMO_VERSION = 2
 
 EXACT_DUPLICATE = "exact-duplicate"
 NEAR_DUPLICATE = "near-duplicate"
@@ -52,13 +52,17 @@ def _duplicates(facts: ScopeFacts) -> None:
 
 def _near_pairs(facts: ScopeFacts) -> list[tuple[str, str, float]]:
     """near_duplicates of the scope's memories, kept in the scope's cache directory (derived and
-    disposable) with a digest of everything they are computed from: the words and content hash of
-    every memory, and this code. Any change computes them again; a memo that cannot be read is
-    ignored and rewritten."""
-    rows = sorted((slug, text) for slug, text in queries.terms(facts.catalog) if slug in facts.memories)
-    key = hashlib.blake2b(f"{MEMO_VERSION}:{stamps.file_stamp(__file__)}".encode(), digest_size=20)
-    for slug, text in rows:
-        key.update(f"{slug}\0{facts.hashes[slug]}\0{text}\n".encode("utf-8", "surrogatepass"))
+    disposable) with a digest of everything they are computed from: the content hash of every
+    memory's file, and what its catalogued words are made of (the title, the content by its
+    hash, the tags, the code that splits them into words), and this code. Any change computes
+    them again; a memo that cannot be read is ignored and rewritten."""
+    slugs = sorted(facts.memories)
+    key = hashlib.blake2b(f"{MEMO_VERSION}:{stamps.file_stamp(__file__)}:{stamps.file_stamp(text.__file__)}".encode(),
+                          digest_size=20)
+    for slug in slugs:
+        entry = facts.entries[slug]
+        key.update(f"{slug}\0{facts.hashes[slug]}\0{entry.title}\0{entry.content_hash}\0{' '.join(entry.tags)}\n"
+                   .encode("utf-8", "surrogatepass"))
     path = facts.scope.cache_dir / MEMO_NAME
     try:
         memo = json.loads(path.read_bytes())
@@ -66,7 +70,7 @@ def _near_pairs(facts: ScopeFacts) -> list[tuple[str, str, float]]:
             return [(a, b, similarity) for a, b, similarity in memo["pairs"]]
     except (OSError, ValueError, TypeError, KeyError):
         pass  # missing, unreadable or of another shape: computed again below
-    terms = {slug: frozenset(text.split()) for slug, text in rows}
+    terms = {slug: frozenset(words.split()) for slug, words in queries.terms(facts.catalog) if slug in facts.memories}
     pairs = near_duplicates(terms, {slug: facts.hashes[slug] for slug in terms})
     with contextlib.suppress(OSError, errors.Error):  # a memo that cannot be written (read-only, full): none
         fsutil.write_atomically(path, json.dumps({"key": key.hexdigest(), "pairs": pairs}), durable=False)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 from ..model import graph
 from ..catalog import queries
 from ..catalog.catalog import GRAPH_NAME, INDEX_NAME
+from . import quality
 from .facts import WARNING, ScopeFacts, explicit_labels, links_editable
 
 INDEX_MISSING = "index-missing"
@@ -104,6 +105,8 @@ def _graph(facts: ScopeFacts) -> None:
     if facts.adopted:
         _earlier_graph(facts)
         return
+    if facts.snapshot.graph is not None and quality.text_digest(facts.snapshot.graph) == facts.view.graph_text_digest():
+        return  # exactly what the files declare: no edge to compare
     path = facts.scope.root / GRAPH_NAME
     derived: dict[tuple[str, str], set[str]] = defaultdict(set)
     for source, edges in facts.view.neighbours.items():

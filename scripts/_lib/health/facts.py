@@ -29,6 +29,7 @@ from ..catalog.catalog import GRAPH_NAME, INDEX_NAME, Catalog, open_catalog
 ERROR, WARNING = "error", "warning"
 ALIASES_FIELD = "previous-slugs"  # slugs a memory was known by before a rename: broken links re-point to it
 FUTURE_SLACK = 120     # seconds of clock skew tolerated, as `memory write` does
+GRAPH_MEMO_NAME = "health-graph.json"  # the neighbours of every memory (see quality.GraphView)
 
 
 class Problem:
@@ -235,7 +236,7 @@ class ScopeFacts:
         self.hashes = {slug: item.hash for slug, item in self.memories.items()}
         self.references = {slug: set(item.references) for slug, item in self.memories.items()}
         self.aliases = aliases(self.memories.values())
-        self.view = quality.GraphView(catalog)
+        self.view = quality.GraphView(catalog, memo=self.scope.cache_dir / GRAPH_MEMO_NAME)
         self.cache_files: dict[str, Path] = {}
         self.stale: set[str] = set()  # memories the catalog holds out of step with their file
         self.unbacked: dict[tuple[str, str], list[tuple[str, str, str]]] = {}  # pair -> (source, target, label)

@@ -16,11 +16,14 @@ Everything is computed from the file and the graph; nothing is stored.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as _dt
+    from pathlib import Path
     from typing import Any
 
     from ..catalog.catalog import Catalog
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from .digest import FileDigest as Scored
     from ..workspace.scopes import Workspace
 
-from ..base import clock, errors
+from ..base import clock, errors, fsutil, stamps
 from ..model import memory
 from ..catalog.catalog import open_catalog
 from ..catalog import queries
@@ -82,6 +85,35 @@ _EXAMPLE = (_words("example examples"), ("e.g.", "for instance", "such as"))
 _USAGE = (_words("usage use run call invoke import apply example examples"), ("how to",))
 
 
+GRAPH_MEMO_VERSION = 1
+
+
+def text_digest(data: bytes) -> str:
+    """The digest health compares graph.json by (the file as found against the memo's)."""
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def _code_stamp() -> str:
+    """The stamps of the code that computes the edges: a memo made by other code is not used."""
+    from ..catalog import edges
+    from ..model import graph
+
+    return "|".join(stamps.file_stamp(str(module.__file__)) or "" for module in (edges, graph, queries))
+
+
+def _read_memo(path: Path, key: str) -> tuple[dict[str, list[list[str]]], str] | None:
+    try:
+        memo = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None  # missing or unreadable: computed again
+    if not isinstance(memo, dict) or memo.get("key") != key or not isinstance(memo.get("graph"), str) or \
+            not isinstance(memo.get("neighbours"), dict):
+        return None  # of another shape or made from other declarations
+    return memo["neighbours"], memo["graph"]
+
+
 class GraphFacts:
     """What the graph says about one memory: its edges, the hubs it is linked to, a hub's members."""
 
@@ -92,13 +124,36 @@ class GraphFacts:
 
 
 class GraphView:
-    """Every memory's neighbours and type in one scope, read once from the catalog (no file parsing)."""
+    """Every memory's neighbours and type in one scope, read once from the catalog (no file parsing).
 
-    def __init__(self, catalog: Catalog) -> None:
+    With `memo` (a file in the scope's cache directory: derived and disposable) the neighbours
+    and a digest of the graph.json text they make are kept there under a digest of the catalog's
+    declarations: computing them reads and orders every edge of the scope, which costs several
+    times what checking the digest does. Any change to a link, a memory's existence or the
+    inverse labels computes them again; a memo that cannot be read is ignored and rewritten."""
+
+    def __init__(self, catalog: Catalog, memo: Path | None = None) -> None:
         self.types: dict[str, str] = queries.types(catalog)
-        self.neighbours: dict[str, list[tuple[str, str]]] = {}
-        for slug, edges in queries.graph_edges(catalog):
-            self.neighbours[slug] = [(edge.target, edge.label) for edge in edges]
+        self._catalog = catalog
+        self._text_digest: str | None = None
+        key = f"{GRAPH_MEMO_VERSION}:{_code_stamp()}:{queries.graph_fingerprint(catalog)}" if memo else ""
+        kept = _read_memo(memo, key) if memo else None
+        if kept is not None:
+            self.neighbours, self._text_digest = kept
+            return
+        nodes = list(queries.graph_edges(catalog))
+        self.neighbours = {slug: [[edge.target, edge.label] for edge in edges] for slug, edges in nodes}
+        if memo:
+            self._text_digest = text_digest(queries.graph_text_of(nodes).encode("utf-8"))
+            with contextlib.suppress(OSError, errors.Error):  # a memo that cannot be written (read-only, full): none
+                fsutil.write_atomically(memo, json.dumps({"key": key, "graph": self._text_digest,
+                                                          "neighbours": self.neighbours}), durable=False)
+
+    def graph_text_digest(self) -> str:
+        """`text_digest` of graph.json as the catalog would write it from these edges."""
+        if self._text_digest is None:
+            self._text_digest = text_digest(queries.graph_text_of(queries.graph_edges(self._catalog)).encode("utf-8"))
+        return self._text_digest
 
     def facts(self, slug: str) -> GraphFacts:
         edges = self.neighbours.get(slug, [])

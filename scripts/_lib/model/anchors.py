@@ -31,6 +31,7 @@ import os
 import re
 from stat import S_ISLNK, S_ISREG
 
+from ..base import digests
 from ..base.globs import glob_match
 
 TYPE_CHECKING = False
@@ -94,11 +95,7 @@ def parse(value: Any) -> list[Anchor]:
 
 def blob_id(data: bytes) -> str:
     """The id git gives a file with this content (`git hash-object`)."""
-    try:  # the builtin module: hashlib's OpenSSL binding costs milliseconds to import, on every Read
-        from _sha1 import sha1
-    except ImportError:
-        from hashlib import sha1
-    return sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return digests.sha1_hex(b"blob %d\0" % len(data) + data)
 
 
 def git_dir(top: Path) -> Path | None:

@@ -26,6 +26,9 @@ _KEY_LINE = LazyPattern(
 _WIKI_ONLY = LazyPattern(r"^\s*(\[\[[^\[\]\r\n]+\]\]\s*,?\s*)+$")
 _WIKI_TARGET = LazyPattern(r"\[\[([^\[\]|#\r\n]+)(?:#[^\[\]|\r\n]*)?(?:\|[^\[\]\r\n]*)?\]\]")
 _PLAIN_SAFE = LazyPattern(r"[A-Za-z_](?:[A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/])?")
+# what a plain scalar may be when read without PyYAML: also `*` after the first character,
+# as in the `paths:` globs people write by hand (`src/auth/**`)
+_PLAIN_READ = LazyPattern(r"[A-Za-z_](?:[A-Za-z0-9_.\-/ *]*[A-Za-z0-9_.\-/*])?")
 _YAML_WORDS = {"yes", "no", "true", "false", "on", "off", "null", "y", "n", "~"}
 _NON_PRINTABLE = "[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029\ufeff]"
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": "\\0",
@@ -319,7 +322,7 @@ def _simple_scalar(text: str) -> Any:
         return text == "true"
     if _SIMPLE_INT.fullmatch(text):
         return int(text)
-    if _PLAIN_SAFE.fullmatch(text) and text.lower() not in _YAML_WORDS and " #" not in text:
+    if _PLAIN_READ.fullmatch(text) and text.lower() not in _YAML_WORDS and " #" not in text:
         return text
     return _NOT_SIMPLE
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
     from . import frontmatter
 
-from ..base import clock, errors
+from ..base import clock, digests, errors
 from ..base.text import LazyPattern, decode
 from ..workspace.layout import ARCHIVE_DIR
 
@@ -128,16 +128,8 @@ class Memory:
 
 
 def sha256_hex(text: str) -> str:
-    """SHA-256 of UTF-8 text, hex. Prefers CPython's built-in implementation: hashlib loads
-    OpenSSL, which costs milliseconds on every command."""
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
-        except ImportError:
-            from hashlib import sha256
-    return sha256(text.encode("utf-8")).hexdigest()
+    """SHA-256 of UTF-8 text, hex."""
+    return digests.sha256_hex(text.encode("utf-8"))
 
 
 def embedding_text(title: str, content: str) -> str:

@@ -445,7 +445,8 @@ def delete(workspace: Workspace, slug: str, scope: str | None = None) -> Deletio
     found_scope, _ = locate(workspace, slug, scope)
     with open_catalog(workspace, found_scope, refresh=False) as catalog:
         assert catalog is not None
-        with catalog.locked(), rollback.all_or_nothing(catalog):
+        # the memories linking to it are re-read from their files when their links are rewritten
+        with catalog.locked(touching=[slug]), rollback.all_or_nothing(catalog):
             entry = catalog.get(slug)
             if entry is None:
                 raise not_found(workspace, slug, [found_scope])

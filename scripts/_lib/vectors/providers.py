@@ -36,6 +36,7 @@ OLLAMA_DOWNLOAD = "https://ollama.com/download"
 # Failures meaning "not set up here" rather than "broken" (Unavailable.kind): no Ollama, the
 # embedded model not downloaded (or its download client missing, or no network to get it).
 NOT_SET_UP = ("down", "not-downloaded", "missing", "offline", "unreachable")
+DEFAULT_EMBEDDED_MODEL = "minishlab/potion-retrieval-32M"  # the embedded provider's (a model2vec hub id)
 
 
 # -- errors -------------------------------------------------------------------------------
@@ -105,11 +106,7 @@ class Settings:
         self.provider = str(section.get("provider") or "auto")
         self.endpoint = str(section.get("endpoint") or "http://localhost:11434").rstrip("/")
         model = str(section.get("model") or "embeddinggemma")
-        self.embedded_model = str(section.get("embeddedModel") or "")
-        if not self.embedded_model:
-            from .staticmodel import DEFAULT_MODEL
-
-            self.embedded_model = DEFAULT_MODEL
+        self.embedded_model = str(section.get("embeddedModel") or DEFAULT_EMBEDDED_MODEL)
         if _is_path(model) or (self.provider == "embedded" and "/" in model):  # a path or a hub id
             self.embedded_model, model = model, "embeddinggemma"
         self.model = model

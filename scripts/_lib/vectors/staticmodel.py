@@ -42,10 +42,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-from ..base import errors, stamps
-from . import hftokenizer
+    from . import hftokenizer  # imported where a model loads: after a write only the hub cache is looked at
 
-DEFAULT_MODEL = "minishlab/potion-retrieval-32M"
+from ..base import errors, stamps
+from .providers import DEFAULT_EMBEDDED_MODEL as DEFAULT_MODEL
 FILES = ("config.json", "tokenizer.json", "model.safetensors")
 DEFAULT_MAX_LENGTH = 512          # model2vec's, when config.json names none
 MAX_HEADER_BYTES = 100_000_000    # safetensors' own limit on the JSON header
@@ -153,6 +153,8 @@ class Model:
 
     def close(self) -> None:
         """Unmap the model's files (the matrix, and the tokenizer index when one was used)."""
+        from . import hftokenizer
+
         self._buffer.close()
         if isinstance(self.tokenizer.vocab, hftokenizer.VocabIndex):
             self.tokenizer.vocab.close()
@@ -367,6 +369,8 @@ def _check_tensors(path: Path, tensors: dict[str, Tensor],
 
 
 def _load_tokenizer(path: Path, index_dir: Path | None) -> hftokenizer.Tokenizer:
+    from . import hftokenizer
+
     try:
         real = os.path.realpath(path)
         stamp = [real, stamps.of(path.stat())]
@@ -400,6 +404,8 @@ def _load_tokenizer(path: Path, index_dir: Path | None) -> hftokenizer.Tokenizer
 
 
 def _read_index(path: Path, stamp: list[Any]) -> hftokenizer.Tokenizer | None:
+    from . import hftokenizer
+
     try:
         with open(path, "rb") as handle:
             buffer = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
