@@ -360,3 +360,70 @@ def test_mutations_skip_the_scan_yet_hand_edits_are_found_and_the_state_stays_ex
     edges = json.loads((env.project_dir / "graph.json").read_text())
     assert [edge["target"] for edge in edges["learning-alpha"]] == ["learning-delta"]
     assert [edge["target"] for edge in edges["learning-delta"]] == ["learning-alpha"]
+
+
+def test_catalog_stays_within_one_and_a_half_times_the_markdown(env: Env) -> None:
+    """The catalog holds the index of the memories, not a second copy of them: past the fixed pages
+    of an empty catalog, it grows by at most 1.5 bytes per byte of markdown (bench_scale's store:
+    realistic prose, 2-4 tags, ~3 labelled links per memory)."""
+    import sys
+
+    from helpers import REPO
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_scale import Corpus
+
+    env.project_dir.mkdir(parents=True)
+    env.ok("list", "--scope", "project")  # an empty catalog: its pages are a fixed cost, whatever the store holds
+    cache = env.project_dir / ".cache"
+
+    def catalog_bytes() -> int:
+        return sum(path.stat().st_size for path in cache.glob("catalog.sqlite3*"))
+
+    empty = catalog_bytes()
+    assert empty > 0
+    Corpus().write(env.project_dir, 600)
+    env.ok("reindex")
+    env.ok("search", "the value of the argument")
+    markdown = sum(path.stat().st_size for path in env.project_dir.glob("*.md"))
+    grown = catalog_bytes() - empty
+    assert 0 < grown <= 1.5 * markdown, f"catalog grew {grown} bytes for {markdown} bytes of markdown"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_packed_postings_read_back_as_recorded(seed: int) -> None:
+    """Postings packed per word and block of doc ids read back exactly as a plain (word, doc) -> tf
+    table would: after single adds and removals, batches that share a block with older memories,
+    removals inside a batch (the highest ids given again, back into blocks written already), and
+    frequencies past what a byte holds."""
+    import random
+    import sqlite3
+
+    from _lib.catalog import postings
+
+    rng = random.Random(seed)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript(postings.SCHEMA)
+    model: dict[int, dict[int, int]] = {}  # doc -> word -> tf
+
+    def counts() -> dict[int, int]:
+        return {word: rng.choice((1, 1, 2, 3, 254, 255, 256, 1000)) for word in rng.sample(range(1, 40), 6)}
+
+    for _ in range(6):
+        staged = postings.Staged(conn) if rng.random() < 0.5 else None
+        for _ in range(rng.randint(1, 300)):
+            if model and rng.random() < 0.25:  # the highest (its id is then given again) or any
+                doc = max(model) if rng.random() < 0.5 else rng.choice(sorted(model))
+                (staged.remove if staged else lambda *a: postings.remove(conn, *a))(doc, list(model.pop(doc)))
+            else:  # a new id is above every one in use (a jump: memories of other blocks)
+                doc = max(model, default=250) + rng.choice((1, 1, 1, 200))
+                model[doc] = counts()
+                (staged.add if staged else lambda *a: postings.add(conn, *a))(
+                    doc, sum(model[doc].values()), list(model[doc].items()))
+        if staged:
+            staged.flush()
+    for word in range(1, 40):
+        expected = [(doc, found[word], sum(found.values())) for doc, found in sorted(model.items()) if word in found]
+        assert postings.read(conn, word) == expected
+        assert postings.frequency(conn, word) == len(expected)
+        some = {doc for doc, _, _ in expected[::3]}
+        assert postings.holding(conn, word, some) == sorted(some)

@@ -3,8 +3,8 @@
 Query words are taken rarest first. A word can add at most idf * (K1 + 1) to a memory's score;
 once the scores found so far put the k-th best above what all the words not yet read could
 add together, no memory outside the candidates can still enter the top k. The remaining
-(common) words are then looked up only for the candidates that can still make it, by their
-(term, doc) key, instead of reading their postings in full. The top k is exactly that of
+(common) words are then read only in the blocks of doc ids of the candidates that can still
+make it, instead of in full. The top k is exactly that of
 scoring every matching memory, at a cost bounded by the rare words' postings and k.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 
-from . import words
+from . import postings, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,12 +53,8 @@ def count_changes(conn: sqlite3.Connection, memories: int, length: int) -> None:
 
 
 def document_frequency(conn: sqlite3.Connection, term: str) -> int:
-    return conn.execute("SELECT COUNT(*) FROM postings WHERE word=(SELECT id FROM words WHERE word=?)",
-                        (term,)).fetchone()[0]
-
-
-def _frequency(conn: sqlite3.Connection, word: int) -> int:
-    return conn.execute("SELECT COUNT(*) FROM postings WHERE word=?", (word,)).fetchone()[0]
+    word = words.id_of(conn, term)
+    return postings.frequency(conn, word) if word is not None else 0
 
 
 def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[int, float, int]]:
@@ -66,7 +62,7 @@ def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[in
     found = []
     for term in terms:
         word = words.id_of(conn, term)
-        df = _frequency(conn, word) if word is not None else 0
+        df = postings.frequency(conn, word) if word is not None else 0
         if word is not None and df:
             found.append((word, 1.0, df))
         elif len(term) >= 3:  # (words no memory holds any more stay in the table: skipped)
@@ -74,7 +70,7 @@ def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[in
                     "SELECT id FROM words w WHERE word > ? AND word < ? "
                     "AND EXISTS (SELECT 1 FROM postings p WHERE p.word = w.id) ORDER BY word LIMIT 50",
                     (term, term + "\uffff")).fetchall():
-                found.append((other, PREFIX_WEIGHT, _frequency(conn, other)))
+                found.append((other, PREFIX_WEIGHT, postings.frequency(conn, other)))
     return found
 
 
@@ -108,10 +104,7 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
     for position, (weight, word) in enumerate(weighted):
         if limit is not None and len(scores) >= limit and _kth(scores, limit) > remaining:
             break  # no memory outside the candidates can reach the top `limit` any more
-        rows = conn.execute("SELECT p.doc, p.tf, d.length FROM postings p JOIN docs d "
-                            "ON d.id = p.doc "
-                            "WHERE p.word=?", (word,)).fetchall()
-        for doc, tf, length in rows:
+        for doc, tf, length in postings.read(conn, word):
             scores[doc] = scores.get(doc, 0.0) + weight * tf * (K1 + 1) / (tf + norm + scale * length)
             lengths[doc] = length
         remaining -= bounds[position]
@@ -120,11 +113,11 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
     if position < len(weighted):  # the common words: only for candidates that can still make the top
         threshold = _kth(scores, limit)  # type: ignore[arg-type]
         survivors = [doc for doc, score in scores.items() if score + remaining >= threshold]
+        wanted = set(survivors)
+        blocks = {doc >> postings.SHIFT for doc in survivors}
         for weight, word in weighted[position:]:
-            for start in range(0, len(survivors), _BATCH):
-                batch = survivors[start:start + _BATCH]
-                for doc, tf in conn.execute(f"SELECT doc, tf FROM postings WHERE word=? AND doc IN "
-                                            f"({', '.join('?' * len(batch))})", (word, *batch)):
+            for doc, tf, _ in postings.read(conn, word, blocks):
+                if doc in wanted:
                     scores[doc] += weight * tf * (K1 + 1) / (tf + norm + scale * lengths[doc])
         scores = {doc: scores[doc] for doc in survivors}
     ordered = sorted(scores.items(), key=lambda item: -item[1])

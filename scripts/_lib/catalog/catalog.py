@@ -15,7 +15,6 @@ memories. It is derived data: delete it and the next command rebuilds it.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import sqlite3
@@ -31,7 +30,7 @@ from ..base import clock, errors, fsutil, stamps, text
 from ..base.stamps import file_stamp
 from ..model import graph, memory
 from ..workspace import layout
-from . import bm25, edges as edge_tables, freshness, gotcharules, words
+from . import bm25, edges as edge_tables, freshness, gotcharules, postings, words
 from .derived import GRAPH_NAME, INDEX_NAME, encode_json  # noqa: F401  (the names: part of the catalog's API)
 from .exports import Exports
 from .foreign import ForeignFiles
@@ -42,7 +41,7 @@ from ..workspace.scopes import Scope
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-SCHEMA_VERSION = 12  # a new layout, or a new way of reading files: every catalog is rebuilt
+SCHEMA_VERSION = 13  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 DISK_KEY = "disk"  # meta: fingerprint of the file stamps the catalog reflects
 ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held the lock
@@ -58,13 +57,11 @@ EXTRA_FIELDS = ("paths", "supersedes", "path", "session_id", "source", "id", "sc
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs(
-  id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, relpath TEXT NOT NULL UNIQUE, stamp TEXT NOT NULL,
+  id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, relpath TEXT UNIQUE, stamp TEXT NOT NULL,
   type TEXT NOT NULL, title TEXT NOT NULL, tags TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL,
-  status TEXT NOT NULL, links TEXT NOT NULL, extra TEXT NOT NULL, hash TEXT NOT NULL,
+  status TEXT NOT NULL, links TEXT NOT NULL, extra TEXT NOT NULL, hash BLOB NOT NULL,
   length INTEGER NOT NULL, words BLOB NOT NULL, has_embedding INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS words(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
-  PRIMARY KEY(word, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(tag, doc)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS tags_doc ON tags(doc);
 CREATE INDEX IF NOT EXISTS docs_updated ON docs(updated);
@@ -72,9 +69,18 @@ CREATE INDEX IF NOT EXISTS docs_type_updated ON docs(type, updated);
 CREATE TABLE IF NOT EXISTS problems(relpath TEXT PRIMARY KEY, stamp TEXT NOT NULL, message TEXT NOT NULL)
   WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-""" + graph.SCHEMA + gotcharules.SCHEMA
+""" + postings.SCHEMA + edge_tables.SCHEMA + gotcharules.SCHEMA
 
-_ENTRY_COLUMNS = "slug, relpath, type, title, tags, created, updated, status, links, extra, hash, has_embedding, stamp"
+# A memory's file is most often <slug>.md: then relpath is NULL (no second copy of the slug, nor
+# an index entry for it) and read back as this expression; lookups by path go through _AT_PATH.
+_RELPATH = "COALESCE(relpath, slug || '.md')"
+_AT_PATH = "(relpath = ? OR (relpath IS NULL AND slug = ?))"
+# A memory's links are kept as the ids of their slugs in `nodes`, in the file's order, and read back
+# as a JSON list of slugs.
+_LINKS = ("(SELECT json_group_array(slug) FROM (SELECT n.slug AS slug FROM json_each(docs.links) j "
+          "JOIN nodes n ON n.id = j.value ORDER BY j.key))")
+_ENTRY_COLUMNS = (f"slug, {_RELPATH}, type, title, tags, created, updated, status, {_LINKS}, extra, hash, "
+                  "has_embedding, stamp")
 
 
 class Entry:
@@ -240,9 +246,10 @@ class Catalog(ForeignFiles, Exports):
         self.partial = False
         self.background: Callable[[], None] | None = None
         self.progress: Callable[[str], None] | None = None  # told of a catch-up of many files
-        self._staging = False  # postings go to the scratch table first (many files recorded at once)
+        self._staged: postings.Staged | None = None  # postings of many files recorded at once
         # word -> id of every word the files being recorded hold (while rebuilding: of all), or None
         self._vocabulary: dict[str, int] | None = None
+        self._nodes: dict[str, int] | None = None  # slug -> node id of every node, while rebuilding
 
     # -- opening ------------------------------------------------------------------------
 
@@ -353,7 +360,7 @@ class Catalog(ForeignFiles, Exports):
                 bm25.count_changes(self.conn, *self._counted)
         except BaseException:
             self.conn.execute("ROLLBACK")
-            self._staging = False  # the scratch table went with the transaction
+            self._staged = None  # what it held went with the transaction
             self._graph_text = None
             raise
         self.conn.execute("COMMIT")
@@ -430,17 +437,19 @@ class Catalog(ForeignFiles, Exports):
         (see _apply). In WAL mode the commit costs a single sync, at the checkpoint."""
         with self.locked(catch_up=False):  # every file is read once, below
             with self.transaction() as conn:
-                for table in ("docs", "words", "postings", "tags", gotcharules.TABLE, "problems", "declared", "adjacency", "meta"):
+                for table in ("docs", "words", *postings.TABLES, "tags", gotcharules.TABLE, "problems",
+                              *edge_tables.TABLES, "meta"):
                     conn.execute(f"DELETE FROM {table}")
             with _bulk_settings(self.conn):
                 self._vocabulary = {}  # the words table is empty: all it will hold is known here
+                self._nodes = {}  # and so is nodes
                 try:
                     self._sync(scan(self.scope.root))
                 finally:
-                    self._vocabulary = None
+                    self._vocabulary = self._nodes = None
 
     def _known(self) -> dict[str, str]:
-        known = dict(self.conn.execute("SELECT relpath, stamp FROM docs"))
+        known = dict(self.conn.execute(f"SELECT {_RELPATH}, stamp FROM docs"))
         known.update(self.conn.execute("SELECT relpath, stamp FROM problems"))
         return known
 
@@ -479,11 +488,10 @@ class Catalog(ForeignFiles, Exports):
         with self.transaction() as conn:
             for relpath in removed:
                 touched |= self._forget_path(relpath)
-            # Many files: their postings are gathered in a scratch table and stored in key order at
-            # the end, each word's run written once instead of by thousands of scattered inserts.
-            self._staging = len(ordered) >= STAGE_FILES
-            if self._staging:
-                conn.execute(f"CREATE TABLE IF NOT EXISTS {_STAGED}(word, doc, tf)")
+            # Many files: their postings are gathered a block of doc ids at a time, each block
+            # written once instead of by thousands of scattered changes.
+            if len(ordered) >= STAGE_FILES:
+                self._staged = postings.Staged(conn)
             for start in range(0, len(ordered), READ_BATCH):
                 parsed: list[tuple[str, str, memory.Memory | str]] = []
                 for relpath in ordered[start:start + READ_BATCH]:
@@ -510,10 +518,9 @@ class Catalog(ForeignFiles, Exports):
                 finally:
                     if prefetched:
                         self._vocabulary = None
-            if self._staging:
-                self._staging = False
-                conn.execute(f"INSERT INTO postings SELECT * FROM {_STAGED} ORDER BY 1, 2")
-                conn.execute(f"DROP TABLE {_STAGED}")
+            if self._staged is not None:
+                self._staged.flush()
+                self._staged = None
             if earlier_graph is not None:
                 touched |= edge_tables.import_edges(conn, earlier_graph, self._graph_timestamp())
             if graph_import is not None:
@@ -542,7 +549,7 @@ class Catalog(ForeignFiles, Exports):
             stale = freshness.differences(root, names, self._known())
         relpaths = set(files)
         for slug in slugs:
-            row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
+            row = self.conn.execute(f"SELECT {_RELPATH} FROM docs WHERE slug=?", (slug,)).fetchone()
             if row is not None:
                 relpaths.add(row[0])
         for relpath in relpaths - set(stale):
@@ -602,8 +609,8 @@ class Catalog(ForeignFiles, Exports):
         return True
 
     def _recorded_stamp(self, relpath: str) -> str | None:
-        row = self.conn.execute("SELECT stamp FROM docs WHERE relpath = ? UNION ALL "
-                                "SELECT stamp FROM problems WHERE relpath = ?", (relpath, relpath)).fetchone()
+        row = self.conn.execute(f"SELECT stamp FROM docs WHERE {_AT_PATH} UNION ALL "
+                                "SELECT stamp FROM problems WHERE relpath = ?", (*_path_key(relpath), relpath)).fetchone()
         return row[0] if row else None
 
     # -- recording changes (holding the lock) -----------------------------------------------
@@ -646,7 +653,7 @@ class Catalog(ForeignFiles, Exports):
 
     def forget(self, slug: str) -> None:
         """Remove a memory whose file we just deleted (into the journal's trash, with its links)."""
-        row = self.conn.execute("SELECT relpath FROM docs WHERE slug=?", (slug,)).fetchone()
+        row = self.conn.execute(f"SELECT {_RELPATH} FROM docs WHERE slug=?", (slug,)).fetchone()
         if row is None:
             return
         if self.journal is not None:
@@ -667,10 +674,10 @@ class Catalog(ForeignFiles, Exports):
     def _record(self, item: memory.Memory, relpath: str, stamp: str, counts: dict[str, int] | None = None) -> set[str]:
         """Index one file (`counts`: its `_terms`, when the caller has them)."""
         conn = self.conn
-        previous = conn.execute("SELECT slug FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        previous = conn.execute(f"SELECT slug FROM docs WHERE {_AT_PATH}", _path_key(relpath)).fetchone()
         same_node = previous is not None and previous[0] == item.slug
         touched = self._forget_path(relpath, keep_node=same_node)
-        holder = conn.execute("SELECT relpath, stamp FROM docs WHERE slug=?", (item.slug,)).fetchone()
+        holder = conn.execute(f"SELECT {_RELPATH}, stamp FROM docs WHERE slug=?", (item.slug,)).fetchone()
         if holder is not None and item.path.stem == item.slug:  # a file named after the slug owns it
             conflict = memory.id_conflict(self.scope.root / holder[0], item.slug)
             if conflict is not None:  # the holder only claimed it by `id`: as a fresh read would find
@@ -697,22 +704,28 @@ class Catalog(ForeignFiles, Exports):
         entry = Entry(item.slug, self.scope.name, self.scope.root, relpath, item.type, item.title, tags, created,
                       updated, status, item.links, extra, item.content_hash(), has_embedding)
         ids = self._word_ids(counts)
+        length = sum(counts.values())
+        declared = graph.declarations(item)
+        nodes = edge_tables.node_ids(conn, [item.slug, *item.links, *(dst for dst, _, _ in declared)], self._nodes)
         cursor = conn.execute(
             "INSERT INTO docs(slug, relpath, stamp, type, title, tags, created, updated, status, links, extra, hash,"
             " length, words, has_embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (item.slug, relpath, stamp, item.type, item.title, encode_json(tags), created, updated,
-             status, encode_json(item.links), json.dumps(extra, ensure_ascii=False, default=str),
-             entry.content_hash, sum(counts.values()), words.pack(ids), int(has_embedding)))
-        doc = cursor.lastrowid
+            (item.slug, None if relpath == f"{item.slug}.md" else relpath, stamp, item.type, item.title,
+             encode_json(tags), created, updated, status, json.dumps([nodes[link] for link in item.links]),
+             json.dumps(extra, ensure_ascii=False, default=str), bytes.fromhex(entry.content_hash), length,
+             words.pack(ids), int(has_embedding)))
+        doc: int = cursor.lastrowid  # type: ignore[assignment]  # (an INSERT's row id)
         self._counted[0] += 1
-        self._counted[1] += sum(counts.values())
-        conn.executemany(f"INSERT INTO {_STAGED if self._staging else 'postings'} VALUES (?, ?, ?)",
-                         zip(ids, itertools.repeat(doc), counts.values()))
+        self._counted[1] += length
+        if self._staged is not None:
+            self._staged.add(doc, length, zip(ids, counts.values()))
+        else:
+            postings.add(conn, doc, length, zip(ids, counts.values()))
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
-        if item.type == "gotcha" and doc is not None:
+        if item.type == "gotcha":
             gotcharules.record(conn, doc, tags, extra.get("paths"))
         self._index_changes[item.slug] = entry
-        touched |= edge_tables.replace_declarations(conn, item.slug, graph.declarations(item), updated)
+        touched |= edge_tables.replace_declarations(conn, item.slug, declared, updated, nodes)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
             touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
         return touched
@@ -722,15 +735,16 @@ class Catalog(ForeignFiles, Exports):
         slug) its link declarations stay for `replace_declarations` to update in place."""
         conn = self.conn
         conn.execute("DELETE FROM problems WHERE relpath=?", (relpath,))
-        row = conn.execute("SELECT id, slug, words, tags, length FROM docs WHERE relpath=?", (relpath,)).fetchone()
+        row = conn.execute(f"SELECT id, slug, words, tags, length FROM docs WHERE {_AT_PATH}", _path_key(relpath)).fetchone()
         if row is None:
             return set()
         doc, slug, ids, tags, length = row
         self._counted[0] -= 1
         self._counted[1] -= length
-        conn.executemany("DELETE FROM postings WHERE word=? AND doc=?", zip(words.unpack(ids), itertools.repeat(doc)))
-        if self._staging:  # recorded earlier in this transaction (it lost its slug to a file read after it)
-            conn.execute(f"DELETE FROM {_STAGED} WHERE doc=?", (doc,))
+        if self._staged is not None:  # (a doc staged earlier may lose its slug to a file read after it)
+            self._staged.remove(doc, words.unpack(ids))
+        else:
+            postings.remove(conn, doc, words.unpack(ids))
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
         gotcharules.forget(conn, doc)
         conn.execute("DELETE FROM docs WHERE id=?", (doc,))
@@ -849,7 +863,12 @@ class Catalog(ForeignFiles, Exports):
     def _entry(self, row: tuple[Any, ...]) -> Entry:
         slug, relpath, type_, title, tags, created, updated, status, links, extra, hash_, has_embedding, stamp = row
         return Entry(slug, self.scope.name, self.scope.root, relpath, type_, title, json.loads(tags), created,
-                     updated, status, links, extra, hash_, bool(has_embedding), stamp)
+                     updated, status, links, extra, hash_.hex(), bool(has_embedding), stamp)
+
+
+def _path_key(relpath: str) -> tuple[str, str]:
+    """The parameters of _AT_PATH for a file: its path, and the slug it has when named after it."""
+    return relpath, relpath[:-3] if relpath.endswith(".md") and "/" not in relpath else ""
 
 
 def _tags(item: memory.Memory) -> list[str]:
@@ -882,7 +901,6 @@ def _connect(path: Path, scope_lock: Callable[[], Any]) -> sqlite3.Connection:
     return conn
 
 
-_STAGED = "temp.staged_postings"  # postings of many files in the order they were read (see _apply)
 BULK_CACHE_KIB = 65536  # page cache of a rebuild: the postings index of 100,000 memories sorts within it
 
 

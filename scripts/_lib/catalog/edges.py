@@ -22,6 +22,41 @@ from ..base import digests
 from .derived import encode_json
 from ..model.graph import (DEFAULT_LABEL, Edge, LABEL_RE, Labels, ORIGIN_IMPORTED, ORIGIN_LINKS, ORIGIN_REFS, UNLABELLED)
 
+# Slugs are stored once (`nodes`) and the declarations and digests refer to them by id: a link's
+# two slugs repeated in the rows and again in the index by target took most of the catalog.
+# The views `declared` and `adjacency` show the rows with their slugs; the triggers behind them
+# give a slug its id on first use. (A node is added only when missing, never replaced: an outer
+# INSERT OR REPLACE would otherwise delete and renumber it under the rows that refer to it.)
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS nodes(id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS links(src INTEGER NOT NULL, dst INTEGER NOT NULL, label TEXT NOT NULL,
+  origin TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY(src, dst, label, origin)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
+CREATE TABLE IF NOT EXISTS line_digests(node INTEGER PRIMARY KEY, digest INTEGER NOT NULL);
+CREATE VIEW IF NOT EXISTS declared(src, dst, label, origin, ts) AS
+  SELECT s.slug, t.slug, l.label, l.origin, l.ts FROM links l JOIN nodes s ON s.id = l.src JOIN nodes t ON t.id = l.dst;
+CREATE VIEW IF NOT EXISTS adjacency(slug, digest) AS
+  SELECT n.slug, g.digest FROM line_digests g JOIN nodes n ON n.id = g.node;
+CREATE TRIGGER IF NOT EXISTS declared_insert INSTEAD OF INSERT ON declared BEGIN
+  INSERT INTO nodes(slug) SELECT NEW.src WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE slug = NEW.src);
+  INSERT INTO nodes(slug) SELECT NEW.dst WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE slug = NEW.dst);
+  INSERT INTO links VALUES ((SELECT id FROM nodes WHERE slug = NEW.src), (SELECT id FROM nodes WHERE slug = NEW.dst),
+    NEW.label, NEW.origin, NEW.ts);
+END;
+CREATE TRIGGER IF NOT EXISTS declared_delete INSTEAD OF DELETE ON declared BEGIN
+  DELETE FROM links WHERE src = (SELECT id FROM nodes WHERE slug = OLD.src)
+    AND dst = (SELECT id FROM nodes WHERE slug = OLD.dst) AND label = OLD.label AND origin = OLD.origin;
+END;
+CREATE TRIGGER IF NOT EXISTS adjacency_insert INSTEAD OF INSERT ON adjacency BEGIN
+  INSERT INTO nodes(slug) SELECT NEW.slug WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE slug = NEW.slug);
+  INSERT INTO line_digests VALUES ((SELECT id FROM nodes WHERE slug = NEW.slug), NEW.digest);
+END;
+CREATE TRIGGER IF NOT EXISTS adjacency_delete INSTEAD OF DELETE ON adjacency BEGIN
+  DELETE FROM line_digests WHERE node = (SELECT id FROM nodes WHERE slug = OLD.slug);
+END;
+"""
+TABLES = ("nodes", "links", "line_digests")  # what a rebuild empties
+_BATCH = 500  # slugs per `IN (...)` lookup
 REFRESH_BATCH = 500  # graph lines recomputed per read of their declarations
 
 
@@ -30,34 +65,51 @@ def graph_text(catalog: Catalog) -> str:
     return render_file(catalog.conn, catalog.labels)
 
 
-def timestamps(conn: sqlite3.Connection, slug: str) -> dict[tuple[str, str, str], str]:
-    """When each link `slug`'s file declares was made: (target, label, origin) -> timestamp."""
-    return {(dst, label, origin): ts for dst, label, origin, ts in conn.execute(
-        "SELECT dst, label, origin, ts FROM declared WHERE src=? AND origin IN (?, ?)",
-        (slug, ORIGIN_LINKS, ORIGIN_REFS))}
+def node_ids(conn: sqlite3.Connection, slugs: Iterable[str], every: dict[str, int] | None = None) -> dict[str, int]:
+    """slug -> its id in `nodes`, given to the slugs that have none yet. `every`, when given, holds
+    every node (a rebuild keeps it): nothing is looked up, and new nodes are added to it."""
+    wanted = list(dict.fromkeys(slugs))
+    found = {slug: every[slug] for slug in wanted if slug in every} if every is not None else {}
+    if every is None:
+        for start in range(0, len(wanted), _BATCH):
+            chunk = wanted[start:start + _BATCH]
+            found.update(conn.execute(f"SELECT slug, id FROM nodes WHERE slug IN ({', '.join('?' * len(chunk))})",
+                                      chunk))
+    for slug in wanted:
+        if slug not in found:
+            found[slug] = conn.execute("INSERT INTO nodes(slug) VALUES (?)", (slug,)).lastrowid  # type: ignore[assignment]
+            if every is not None:
+                every[slug] = found[slug]
+    return found
 
 
 def replace_declarations(conn: sqlite3.Connection, slug: str, declared: Iterable[tuple[str, str, str]],
-                         default_ts: str) -> set[str]:
-    """Store what `slug`'s file declares, keeping the timestamps of links that stay; returns touched slugs."""
-    old = timestamps(conn, slug)
-    imported = {(dst, label): ts for dst, label, ts in conn.execute(
-        "SELECT dst, label, ts FROM declared WHERE src=? AND origin=?", (slug, ORIGIN_IMPORTED))}
-    conn.execute("DELETE FROM declared WHERE src=? AND origin IN (?, ?)", (slug, ORIGIN_LINKS, ORIGIN_REFS))
-    rows = []
-    for dst, label, origin in declared:
-        ts = old.get((dst, label, origin)) or imported.get((dst, label)) or default_ts
-        rows.append((slug, dst, label, origin, ts))
-    conn.executemany("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)", rows)
-    return {slug} | {dst for dst, _, _ in old} | {row[1] for row in rows}
+                         default_ts: str, known: dict[str, int] | None = None) -> set[str]:
+    """Store what `slug`'s file declares, keeping the timestamps of links that stay; returns touched
+    slugs. (`known`: node ids already looked up, slug -> id.)"""
+    old: dict[tuple[str, str, str], str] = {}
+    imported: dict[tuple[str, str], str] = {}
+    for dst, label, origin, ts in conn.execute("SELECT dst, label, origin, ts FROM declared WHERE src=?", (slug,)):
+        if origin == ORIGIN_IMPORTED:
+            imported[(dst, label)] = ts
+        else:
+            old[(dst, label, origin)] = ts
+    declared = list(declared)
+    ids = dict(known or {})
+    ids.update(node_ids(conn, [end for end in (slug, *(dst for dst, _, _ in declared)) if end not in ids]))
+    conn.execute("DELETE FROM links WHERE src=? AND origin IN (?, ?)", (ids[slug], ORIGIN_LINKS, ORIGIN_REFS))
+    conn.executemany("INSERT OR REPLACE INTO links VALUES (?, ?, ?, ?, ?)", [
+        (ids[slug], ids[dst], label, origin, old.get((dst, label, origin)) or imported.get((dst, label)) or default_ts)
+        for dst, label, origin in declared])
+    return {slug} | {dst for dst, _, _ in old} | {dst for dst, _, _ in declared}
 
 
 def forget(conn: sqlite3.Connection, slug: str) -> set[str]:
     """Drop every declaration from `slug` (and imported ones to it); returns touched slugs."""
     touched = {row[0] for row in conn.execute("SELECT dst FROM declared WHERE src=?", (slug,))}
     touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (slug,))}
-    conn.execute("DELETE FROM declared WHERE src=?", (slug,))
-    conn.execute("DELETE FROM declared WHERE dst=? AND origin=?", (slug, ORIGIN_IMPORTED))
+    conn.execute("DELETE FROM links WHERE src=(SELECT id FROM nodes WHERE slug=?)", (slug,))
+    conn.execute("DELETE FROM links WHERE dst=(SELECT id FROM nodes WHERE slug=?) AND origin=?", (slug, ORIGIN_IMPORTED))
     return touched | {slug}  # refresh() drops its adjacency line
 
 
@@ -149,7 +201,7 @@ def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> d
 
 def refresh_all(conn: sqlite3.Connection, labels: Labels) -> str:
     """Recompute the digest of every graph.json line (a rebuild, an import); returns the graph.json text."""
-    conn.execute("DELETE FROM adjacency")
+    conn.execute("DELETE FROM line_digests")
     found = list(lines(conn, labels))
     conn.executemany("INSERT INTO adjacency VALUES (?, ?)", ((slug, _digest(line)) for slug, line in found))
     return _file_text([line for _, line in found])
@@ -221,9 +273,10 @@ def import_file(conn: sqlite3.Connection, data: Any) -> int:
     declarations, so nothing in graph.json is lost; the rest only lend their label
     and timestamp. Returns the number of edges adopted.
     """
-    conn.execute("DELETE FROM declared WHERE origin=?", (ORIGIN_IMPORTED,))
+    conn.execute("DELETE FROM links WHERE origin=?", (ORIGIN_IMPORTED,))
     if not isinstance(data, dict):
         return 0
+    ids = dict(conn.execute("SELECT slug, id FROM nodes"))
     existing = {row[0] for row in conn.execute("SELECT slug FROM docs")}
     explained: dict[frozenset[str], list[tuple[str, str, str, str]]] = {}
     for src, dst, label, origin in conn.execute("SELECT src, dst, label, origin FROM declared"):
@@ -246,18 +299,19 @@ def import_file(conn: sqlite3.Connection, data: Any) -> int:
                 # A file declares this pair: take the label for an unlabelled `links` entry, and the timestamp.
                 for src, dst, old_label, origin in pair:
                     if src == source and old_label == UNLABELLED and origin == ORIGIN_LINKS:
-                        conn.execute("DELETE FROM declared WHERE src=? AND dst=? AND label=? AND origin=?",
-                                     (src, dst, UNLABELLED, origin))
-                        conn.execute("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)",
-                                     (src, dst, label, origin, ts))
+                        conn.execute("DELETE FROM links WHERE src=? AND dst=? AND label=? AND origin=?",
+                                     (ids[src], ids[dst], UNLABELLED, origin))
+                        conn.execute("INSERT OR REPLACE INTO links VALUES (?, ?, ?, ?, ?)",
+                                     (ids[src], ids[dst], label, origin, ts))
                         pair.remove((src, dst, old_label, origin))
                         pair.append((src, dst, label, origin))
                         adopted += 1
                         break
-                earlier.append((ts, source, target, label, ts))
+                earlier.append((ts, ids[source], ids[target], label, ts))
                 continue
-            conn.execute("INSERT OR REPLACE INTO declared VALUES (?, ?, ?, ?, ?)",
-                         (source, target, label, ORIGIN_IMPORTED, ts))
+            ids.update(node_ids(conn, (source, target)))
+            conn.execute("INSERT OR REPLACE INTO links VALUES (?, ?, ?, ?, ?)",
+                         (ids[source], ids[target], label, ORIGIN_IMPORTED, ts))
             adopted += 1
-    conn.executemany("UPDATE declared SET ts=? WHERE src=? AND dst=? AND label=? AND ts>?", earlier)
+    conn.executemany("UPDATE links SET ts=? WHERE src=? AND dst=? AND label=? AND ts>?", earlier)
     return adopted

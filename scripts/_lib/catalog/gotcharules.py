@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from ..base.globs import glob_key
+from . import postings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,9 +65,12 @@ def gotcha_rules(catalog: Catalog, words: Iterable[str],
 
 def gotcha_terms(catalog: Catalog, words: Iterable[str]) -> Iterator[tuple[int, str]]:
     """(doc, term) for each of `words` in the keyword postings of an active gotcha."""
-    hits = catalog.conn.execute(
-        "SELECT p.doc, w.word FROM words w JOIN postings p ON p.word = w.id "
-        "WHERE w.word IN (SELECT value FROM json_each(?)) AND p.doc IN (SELECT id FROM docs WHERE type = 'gotcha')", (json.dumps(sorted(set(words))),)).fetchall()
+    known = catalog.conn.execute("SELECT word, id FROM words WHERE word IN (SELECT value FROM json_each(?)) "
+                                 "ORDER BY word", (json.dumps(sorted(set(words))),)).fetchall()
+    if not known:
+        return iter(())
+    gotchas = {row[0] for row in catalog.conn.execute("SELECT id FROM docs WHERE type = 'gotcha'")}
+    hits = [(doc, term) for term, word in known for doc in postings.holding(catalog.conn, word, gotchas)]
     active = _active(catalog, {doc for doc, _ in hits})
     return ((doc, term) for doc, term in hits if doc in active)
 

@@ -16,9 +16,10 @@ if TYPE_CHECKING:
     from .catalog import Catalog
 
 from ..model.graph import ORIGIN_IMPORTED, ORIGIN_LINKS
-from . import bm25, edges, words
+from . import bm25, edges, postings, words
 
 DATABASE_ERRORS = (sqlite3.Error,)  # what a damaged or locked catalog raises besides OSError
+_BATCH = 500  # doc ids per `IN (...)` lookup
 
 
 def _placeholders(values: Iterable[object]) -> str:
@@ -70,17 +71,24 @@ def term_frequencies(catalog: Catalog, slug: str) -> list[tuple[str, int, int]] 
     ids = words.unpack(ids)
     found = []
     for term, ident in zip(words.spelled(catalog.conn, ids), ids):
-        tf_row = catalog.conn.execute("SELECT tf FROM postings WHERE word=? AND doc=?", (ident, doc)).fetchone()
-        df = catalog.conn.execute("SELECT COUNT(*) FROM postings WHERE word=?", (ident,)).fetchone()[0]
-        found.append((term, tf_row[0] if tf_row else 0, df))
+        tf = next((tf for other, tf, _ in postings.read(catalog.conn, ident, [doc >> postings.SHIFT]) if other == doc), 0)
+        found.append((term, tf, postings.frequency(catalog.conn, ident)))
     return found
 
 
 def active_holding(catalog: Catalog, term: str, limit: int) -> list[str]:
     """Up to `limit` active memories (sessions aside) whose text holds the word."""
-    return [row[0] for row in catalog.conn.execute(
-        "SELECT d.slug FROM postings p JOIN docs d ON d.id = p.doc WHERE p.word=(SELECT id FROM words WHERE word=?) "
-        "AND d.status='active' AND d.type != 'session' LIMIT ?", (term, limit))]
+    word = words.id_of(catalog.conn, term)
+    holders = [doc for doc, _, _ in postings.read(catalog.conn, word)] if word is not None else []
+    found: list[str] = []
+    for start in range(0, len(holders), _BATCH):
+        batch = holders[start:start + _BATCH]
+        slugs = dict(catalog.conn.execute(f"SELECT id, slug FROM docs WHERE id IN ({_placeholders(batch)}) "
+                                          "AND status='active' AND type != 'session'", batch))
+        found += [slugs[doc] for doc in batch if doc in slugs]
+        if len(found) >= limit:
+            break
+    return found[:limit]
 
 
 def tagged(catalog: Catalog, tag: str, limit: int) -> list[str]:
@@ -107,7 +115,7 @@ def any_embedding(catalog: Catalog) -> bool:
 
 def content_hashes(catalog: Catalog) -> dict[str, str]:
     """slug -> content hash of every memory of the scope."""
-    return dict(catalog.conn.execute("SELECT slug, hash FROM docs"))
+    return {slug: digest.hex() for slug, digest in catalog.conn.execute("SELECT slug, hash FROM docs")}
 
 
 def updated_times(catalog: Catalog) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """The catalog's vocabulary: each indexed word stored once (table `words`), referred to by id.
 
-Postings are (word id, doc, tf) integers, and each memory keeps the ids of its words, in the
+Postings refer to words by id (catalog/postings.py), and each memory keeps the ids of its words, in the
 order they first occur, packed as 2- or 4-byte integers: a fraction of the space of repeating the text.
 """
 

@@ -58,14 +58,6 @@ class Labels:
         return self.inverse_of.get(label, label)
 
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS declared(src TEXT NOT NULL, dst TEXT NOT NULL, label TEXT NOT NULL,
-  origin TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY(src, dst, label, origin)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS declared_dst ON declared(dst);
-CREATE TABLE IF NOT EXISTS adjacency(slug TEXT PRIMARY KEY, digest INTEGER NOT NULL) WITHOUT ROWID;
-"""
-
-
 def declarations(memory: Memory) -> list[tuple[str, str, str]]:
     """(target, label, origin) for every link a memory file declares."""
     found: dict[tuple[str, str, str], None] = {}
