@@ -10,15 +10,17 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Iterable, Iterator
 
 from . import errors
 
 TEMP_SUFFIX = ".tmp"
 
 
-def write_atomically(path: Path, data: bytes | str, *, durable: bool = True, sync_dir: bool = True) -> None:
-    """Replace `path` with `data` so readers see the old or the new file, never a mix.
+def write_atomically(path: Path, data: bytes | str | Iterable[str], *, durable: bool = True,
+                     sync_dir: bool = True) -> None:
+    """Replace `path` with `data` so readers see the old or the new file, never a mix. `data` may
+    be text given in pieces (a derived file of 100,000 lines is then never held whole).
 
     Writes a temp file beside `path`, fsyncs it, renames it over `path` and fsyncs
     the directory. A symlink at `path` is replaced, never followed. `sync_dir=False`
@@ -34,9 +36,9 @@ def write_atomically(path: Path, data: bytes | str, *, durable: bool = True, syn
         raise problem from None
 
 
-def _write_atomically(path: Path, data: bytes | str, durable: bool, sync_dir: bool) -> None:
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+def _write_atomically(path: Path, data: bytes | str | Iterable[str], durable: bool, sync_dir: bool) -> None:
+    pieces = [data.encode("utf-8") if isinstance(data, str) else data] if isinstance(data, (bytes, str)) else \
+        _joined(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TEMP_SUFFIX}"
     mode = 0o644
@@ -46,10 +48,11 @@ def _write_atomically(path: Path, data: bytes | str, durable: bool, sync_dir: bo
             mode = existing.st_mode & 0o777
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        for piece in pieces:
+            view = memoryview(piece)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
         if durable:
             os.fsync(fd)
     except BaseException:
@@ -66,6 +69,21 @@ def _write_atomically(path: Path, data: bytes | str, durable: bool, sync_dir: bo
         raise
     if durable and sync_dir:
         sync_directory(path.parent)
+
+
+def _joined(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[bytes]:
+    """Text given in many small pieces, as about `size` bytes at a time (a write per line would cost
+    a system call each)."""
+    held: list[str] = []
+    count = 0
+    for piece in pieces:
+        held.append(piece)
+        count += len(piece)
+        if count >= size:
+            yield "".join(held).encode("utf-8")
+            held, count = [], 0
+    if held:
+        yield "".join(held).encode("utf-8")
 
 
 def escapes(path: Path | str, root: Path | str) -> str | None:

@@ -48,6 +48,7 @@ ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held
 HOOK_CATCH_UP_FILES = 100  # changed files a hook takes in itself: about 200 ms of reading and recording
 STAGE_FILES = 200  # files recorded at once from which postings are stored in key order at the end
 READ_BATCH = 500  # files parsed and held in memory at once while recording many
+INDEX_CHANGES_HELD = 2000  # changed index.json lines held for a patch; more: the file is rendered whole
 PROGRESS_FILES = 300  # a catch-up of more files than this takes over a second: say so
 NODES_DIR = layout.NODES_DIR  # memory-graph layout: nodes/<kind>/<id>.md
 # generated entry point, docs, the earlier plugin's Mermaid rendering and settings: not memories
@@ -232,9 +233,9 @@ class Catalog(ForeignFiles, Exports):
         self._disk: DiskState | None = None  # file stamps the catalog reflects (set while locked)
         # slug -> the entry for its new index.json line (None: removed), rendered only to patch the file
         self._index_changes: dict[str, Entry | None] = {}
+        self._index_full = False  # index.json must be rendered whole (_index_changes keep slugs only)
         self._graph_changes: dict[str, str | None] = {}  # slug -> new graph.json line (None: removed)
         self._graph_full = False  # graph.json must be rendered whole
-        self._graph_text: str | None = None  # graph.json as rendered whole in this transaction
         self._pending = False     # this process marked the exports pending (see PENDING)
         self._inherited = False   # a killed process left them pending: rewrite them whole
         self._counted = [0, 0]    # memories and total length this transaction added (see bm25.collection)
@@ -361,7 +362,6 @@ class Catalog(ForeignFiles, Exports):
         except BaseException:
             self.conn.execute("ROLLBACK")
             self._staged = None  # what it held went with the transaction
-            self._graph_text = None
             raise
         self.conn.execute("COMMIT")
 
@@ -525,7 +525,7 @@ class Catalog(ForeignFiles, Exports):
                 touched |= edge_tables.import_edges(conn, earlier_graph, self._graph_timestamp())
             if graph_import is not None:
                 edge_tables.import_file(conn, graph_import)
-                self._graph_text = edge_tables.refresh_all(conn, self.labels)
+                edge_tables.refresh_all(conn, self.labels)
                 self._graph_full = True
             else:
                 self._graph_changes.update(edge_tables.refresh(conn, touched, self.labels))
@@ -724,7 +724,7 @@ class Catalog(ForeignFiles, Exports):
         conn.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(tag, doc) for tag in tags])
         if item.type == "gotcha":
             gotcharules.record(conn, doc, tags, extra.get("paths"))
-        self._index_changes[item.slug] = entry
+        self._index_changed(item.slug, entry)
         touched |= edge_tables.replace_declarations(conn, item.slug, declared, updated, nodes)
         if not same_node:  # a memory that appears changes the edges of those already pointing at it
             touched |= {row[0] for row in conn.execute("SELECT src FROM declared WHERE dst=?", (item.slug,))}
@@ -769,7 +769,15 @@ class Catalog(ForeignFiles, Exports):
                 if entry is not None:
                     entry.has_embedding = value
                     conn.execute("UPDATE docs SET has_embedding=? WHERE slug=?", (int(value), slug))
-                    self._index_changes[slug] = entry
+                    self._index_changed(slug, entry)
+
+    def _index_changed(self, slug: str, entry: Entry) -> None:
+        """Note a memory's new index.json line; past INDEX_CHANGES_HELD of them, index.json will be
+        rendered whole and only the slugs are kept (a rebuild of 100,000 must not hold every entry)."""
+        self._index_changes[slug] = None if self._index_full else entry
+        if not self._index_full and len(self._index_changes) > INDEX_CHANGES_HELD:
+            self._index_full = True
+            self._index_changes = dict.fromkeys(self._index_changes)
 
     def _meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

@@ -62,7 +62,7 @@ REFRESH_BATCH = 500  # graph lines recomputed per read of their declarations
 
 def graph_text(catalog: Catalog) -> str:
     """The graph.json text the catalog holds now."""
-    return render_file(catalog.conn, catalog.labels)
+    return "".join(render_file(catalog.conn, catalog.labels))
 
 
 def node_ids(conn: sqlite3.Connection, slugs: Iterable[str], every: dict[str, int] | None = None) -> dict[str, int]:
@@ -199,12 +199,10 @@ def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> d
     return changed
 
 
-def refresh_all(conn: sqlite3.Connection, labels: Labels) -> str:
-    """Recompute the digest of every graph.json line (a rebuild, an import); returns the graph.json text."""
+def refresh_all(conn: sqlite3.Connection, labels: Labels) -> None:
+    """Recompute the digest of every graph.json line (a rebuild, an import)."""
     conn.execute("DELETE FROM line_digests")
-    found = list(lines(conn, labels))
-    conn.executemany("INSERT INTO adjacency VALUES (?, ?)", ((slug, _digest(line)) for slug, line in found))
-    return _file_text([line for _, line in found])
+    conn.executemany("INSERT INTO adjacency VALUES (?, ?)", ((slug, _digest(line)) for slug, line in lines(conn, labels)))
 
 
 def lines(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, str]]:
@@ -213,18 +211,27 @@ def lines(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, str]]
         yield slug, _line(slug, edges)
 
 
+_EVERY_END = ("SELECT d.src, d.dst, d.label, d.ts, 1 FROM declared d WHERE EXISTS (SELECT 1 FROM docs WHERE slug=d.src) "
+              "AND EXISTS (SELECT 1 FROM docs WHERE slug=d.dst) UNION ALL "
+              "SELECT d.dst, d.src, d.label, d.ts, 0 FROM declared d WHERE EXISTS (SELECT 1 FROM docs WHERE slug=d.src) "
+              "AND EXISTS (SELECT 1 FROM docs WHERE slug=d.dst) ORDER BY 1")  # (two IN lists: joined as a product)
+
+
 def every_node(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, list[Edge]]]:
-    """(slug, `node_edges`) of every memory with an edge, by slug, from one read of the declarations."""
-    around: dict[str, list[tuple[str, str, str, int]]] = {}
-    for src, dst, label, ts in conn.execute(
-            "SELECT d.src, d.dst, d.label, d.ts FROM declared d WHERE EXISTS (SELECT 1 FROM docs WHERE slug=d.src) "
-            "AND EXISTS (SELECT 1 FROM docs WHERE slug=d.dst)"):  # (two IN lists would be joined as a product)
-        around.setdefault(src, []).append((dst, label, ts, 1))
-        around.setdefault(dst, []).append((src, label, ts, 0))
-    for slug in sorted(around):
-        edges = _symmetric(slug, around[slug], labels)
-        if edges:
-            yield slug, edges
+    """(slug, `node_edges`) of every memory with an edge, by slug, from one read of the declarations
+    seen from both ends and sorted by SQLite: one node's declarations held at a time, however many."""
+    slug = ""  # (no memory has an empty slug)
+    rows: list[tuple[str, str, str, int]] = []
+    for end, other, label, ts, outgoing in conn.execute(_EVERY_END):
+        if end != slug:
+            edges = _symmetric(slug, rows, labels)
+            if edges:
+                yield slug, edges
+            slug, rows = end, []
+        rows.append((other, label, ts, outgoing))
+    edges = _symmetric(slug, rows, labels)
+    if edges:
+        yield slug, edges
 
 
 def _line(slug: str, edges: list[Edge]) -> str:
@@ -235,9 +242,9 @@ def _digest(line: str) -> int:
     return digests.digest64(line.encode("utf-8"))
 
 
-def render_file(conn: sqlite3.Connection, labels: Labels) -> str:
-    """graph.json text: one node per line so each change rewrites little and diffs stay small."""
-    return _file_text([line for _, line in lines(conn, labels)])
+def render_file(conn: sqlite3.Connection, labels: Labels) -> Iterator[str]:
+    """graph.json text, in pieces: one node per line so each change rewrites little and diffs stay small."""
+    return _file_pieces(line for _, line in lines(conn, labels))
 
 
 def nodes_text(nodes: Iterable[tuple[str, list[Edge]]]) -> str:
@@ -246,9 +253,15 @@ def nodes_text(nodes: Iterable[tuple[str, list[Edge]]]) -> str:
 
 
 def _file_text(lines: list[str]) -> str:
-    if not lines:
-        return "{}\n"
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    return "".join(_file_pieces(lines))
+
+
+def _file_pieces(lines: Iterable[str]) -> Iterator[str]:
+    first = True
+    for line in lines:
+        yield ("{\n" if first else ",\n") + line
+        first = False
+    yield "{}\n" if first else "\n}\n"
 
 
 def import_edges(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, str]], ts: str) -> set[str]:

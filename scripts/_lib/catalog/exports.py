@@ -45,9 +45,9 @@ class Exports:
         _mutated: set[str]
         _disk: Any
         _index_changes: dict[str, Any]  # slug -> its Entry (None: deleted)
+        _index_full: bool
         _graph_changes: dict[str, str | None]
         _graph_full: bool
-        _graph_text: str | None
 
         def _meta(self, key: str) -> str | None: ...
         def _set_meta(self, key: str, value: str) -> None: ...
@@ -100,10 +100,10 @@ class Exports:
             self._export_predecessor_index()
         else:
             head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
-            self._export_file(INDEX_NAME, self._index_changes, False, head, "}}", self.render_index)
+            self._export_file(INDEX_NAME, self._index_changes, self._index_full, head, "}}", self.render_index)
             self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
-                              lambda: self._graph_text or edge_tables.render_file(self.conn, self.labels))
-        self._index_changes, self._graph_changes, self._graph_full, self._graph_text = {}, {}, False, None
+                              lambda: edge_tables.render_file(self.conn, self.labels))
+        self._index_changes, self._graph_changes, self._index_full, self._graph_full = {}, {}, False, False
         self._pending = self._inherited = False
         self._mutated = set()
 
@@ -159,13 +159,14 @@ class Exports:
         self._set_meta(SLACK + name, str(slack))
         self._set_meta(name, file_stamp(path) or "")
 
-    def render_index(self) -> str:
-        """index.json text, one memory per line so a change rewrites little and diffs stay small."""
-        lines = [entry.index_line() for entry in self._every_entry()]
+    def render_index(self) -> Iterator[str]:
+        """index.json text, in pieces: one memory per line so a change rewrites little and diffs stay small."""
         head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1]
-        if not lines:
-            return head + ', "memories": {}}\n'
-        return head + ', "memories": {\n' + ",\n".join(lines) + "\n}}\n"
+        separator = ', "memories": {\n'
+        for entry in self._every_entry():
+            yield head + separator + entry.index_line()
+            head, separator = "", ",\n"
+        yield head + ', "memories": {}}\n' if head else "\n}}\n"
 
 
 def patch_in_place(path: Path, head: bytes, closing: bytes, changes: dict[str, str | None], slack: int) -> int | None:
