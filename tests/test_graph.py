@@ -364,3 +364,42 @@ def _check_invariants(directory) -> None:
         declared = set(yaml.safe_load((directory / f"{slug}.md").read_text().split("---\n")[1]).get("links") or [])
         neighbours = {edge["target"] for edge in graph.get(slug, [])}
         assert declared == neighbours, f"{slug}: frontmatter links {declared} != graph neighbours {neighbours}"
+
+
+def test_a_graph_json_is_adopted_alike_read_a_line_at_a_time_whole_or_in_batches(env: Env,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph.json we did not write lends its labels and timestamps and keeps the edges no file
+    explains. In the one-line-per-node shape it is read a line at a time and adopted a batch of
+    nodes at a time (bounded memory at 100,000 memories): the result must not depend on that."""
+    from _lib.catalog import edges
+    from _lib.catalog.catalog import open_catalog
+    from _lib.workspace.scopes import Workspace
+
+    make(env, *[(f"Note {number}", "learning") for number in range(12)])
+    for number in range(11):
+        env.ok("link", f"learning-note-{number}", f"learning-note-{number + 1}")
+    hand = env.graph(env.project_dir)
+    for slug, found in hand.items():
+        for edge in found:
+            edge["timestamp"] = f"2026-01-0{1 + len(slug) % 9}T00:00:00Z"
+            if edge["target"] == "learning-note-3" and slug == "learning-note-2":
+                edge["label"] = "builds-on"
+    hand["learning-note-0"].append({"target": "learning-note-9", "label": "supersedes",  # no file explains it
+                                    "timestamp": "2026-01-01T00:00:00Z"})
+    hand["learning-note-9"].append({"target": "learning-note-0", "label": "superseded-by",
+                                    "timestamp": "2026-01-01T00:00:00Z"})
+    one_per_line = "{\n" + ",\n".join(f"{json.dumps(slug)}: {json.dumps(found)}" for slug, found in hand.items()) + "\n}\n"
+    results = []
+    for text, batch in [(one_per_line, 1), (one_per_line, 5), (one_per_line, 10**6), (json.dumps(hand, indent=2), 3)]:
+        (env.project_dir / "graph.json").write_text(text)
+        monkeypatch.setattr(edges, "IMPORT_BATCH", batch)
+        workspace = Workspace(env.project, env.environ())
+        with open_catalog(workspace, workspace.scope("project"), refresh=False) as catalog:
+            catalog.rebuild()
+        results.append(env.graph(env.project_dir))
+    assert all(result == results[0] for result in results[1:])
+    adopted = {(slug, edge["target"]): (edge["label"], edge["timestamp"]) for slug, found in results[0].items()
+               for edge in found}
+    assert adopted[("learning-note-2", "learning-note-3")][0] == "builds-on"
+    assert adopted[("learning-note-0", "learning-note-9")] == ("supersedes", "2026-01-01T00:00:00Z")
+    assert adopted[("learning-note-5", "learning-note-6")][1] == hand["learning-note-5"][-1]["timestamp"]

@@ -58,6 +58,7 @@ END;
 TABLES = ("nodes", "links", "line_digests")  # what a rebuild empties
 _BATCH = 500  # slugs per `IN (...)` lookup
 REFRESH_BATCH = 500  # graph lines recomputed per read of their declarations
+IMPORT_BATCH = 2000  # graph.json nodes adopted per read of the declarations touching them
 
 
 def graph_text(catalog: Catalog) -> str:
@@ -287,18 +288,35 @@ def import_file(conn: sqlite3.Connection, data: Any) -> int:
     and timestamp. Returns the number of edges adopted.
     """
     conn.execute("DELETE FROM links WHERE origin=?", (ORIGIN_IMPORTED,))
-    if not isinstance(data, dict):
+    if not hasattr(data, "items"):  # (a dict, or a derived.LineObject read a line at a time)
         return 0
     ids = dict(conn.execute("SELECT slug, id FROM nodes"))
     existing = {row[0] for row in conn.execute("SELECT slug FROM docs")}
+    adopted = 0
+    batch: list[tuple[str, Any]] = []
+    for source, edges in data.items():
+        if source in existing and isinstance(edges, list):
+            batch.append((source, edges))
+        if len(batch) >= IMPORT_BATCH:
+            adopted += _import_sources(conn, batch, ids, existing)
+            batch = []
+    return adopted + _import_sources(conn, batch, ids, existing)
+
+
+def _import_sources(conn: sqlite3.Connection, batch: list[tuple[str, Any]], ids: dict[str, int],
+                    existing: set[str]) -> int:
+    """import_file for a batch of graph.json's nodes: the declarations touching them are read for
+    the batch only, so memory stays bounded however large the file."""
+    sources = json.dumps([source for source, _ in batch])
     explained: dict[frozenset[str], list[tuple[str, str, str, str]]] = {}
-    for src, dst, label, origin in conn.execute("SELECT src, dst, label, origin FROM declared"):
+    for src, dst, label, origin in conn.execute(  # what the files declare (not what earlier batches imported)
+            "SELECT src, dst, label, origin FROM declared WHERE src IN (SELECT value FROM json_each(?)) AND origin<>? "
+            "UNION SELECT src, dst, label, origin FROM declared WHERE dst IN (SELECT value FROM json_each(?)) "
+            "AND origin<>?", (sources, ORIGIN_IMPORTED, sources, ORIGIN_IMPORTED)):
         explained.setdefault(frozenset((src, dst)), []).append((src, dst, label, origin))
     adopted = 0
-    earlier: list[tuple[str, str, str, str, str]] = []  # timestamps to take where older than the file's
-    for source, edges in data.items():
-        if source not in existing or not isinstance(edges, list):
-            continue
+    earlier: list[tuple[str, int, int, str, str]] = []  # timestamps to take where older than the file's
+    for source, edges in batch:
         for edge in edges:
             if not isinstance(edge, dict):
                 continue

@@ -13,7 +13,7 @@ from ..base import clock
 from ..base.stamps import file_stamp
 from ..workspace import layout
 from . import edges as edge_tables
-from .derived import FOREIGN, GRAPH_NAME, INDEX_NAME, PENDING
+from .derived import FOREIGN, GRAPH_NAME, INDEX_NAME, PENDING, LineObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ class ForeignFiles:
         stamp = file_stamp(path) or ""
         if os.path.islink(path):
             data, fmt = None, layout.FORMAT_LINK
+        elif name == GRAPH_NAME and (lines := LineObject.of(path, list)) is not None:
+            data, fmt = lines, layout.FORMAT_OURS  # read a line at a time: never held whole
         else:
             try:
                 data = json.loads(path.read_bytes())
