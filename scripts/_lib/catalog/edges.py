@@ -200,10 +200,19 @@ def refresh(conn: sqlite3.Connection, slugs: Iterable[str], labels: Labels) -> d
     return changed
 
 
+_RENDERED = "temp.rendered_graph"  # graph.json's lines as refresh_all computed them, until render_file writes them
+
+
 def refresh_all(conn: sqlite3.Connection, labels: Labels) -> None:
-    """Recompute the digest of every graph.json line (a rebuild, an import)."""
+    """Recompute the digest of every graph.json line (a rebuild, an import). The lines are kept
+    aside, in a temporary table rather than in memory, for the next `render_file`: rendering them
+    twice would cost a rebuild of 100,000 memories seconds."""
     conn.execute("DELETE FROM line_digests")
-    conn.executemany("INSERT INTO adjacency VALUES (?, ?)", ((slug, _digest(line)) for slug, line in lines(conn, labels)))
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {_RENDERED}(slug TEXT PRIMARY KEY, line TEXT NOT NULL)")
+    conn.execute(f"DELETE FROM {_RENDERED}")
+    for slug, line in lines(conn, labels):
+        conn.execute("INSERT INTO adjacency VALUES (?, ?)", (slug, _digest(line)))
+        conn.execute(f"INSERT INTO {_RENDERED} VALUES (?, ?)", (slug, line))
 
 
 def lines(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, str]]:
@@ -245,7 +254,19 @@ def _digest(line: str) -> int:
 
 def render_file(conn: sqlite3.Connection, labels: Labels) -> Iterator[str]:
     """graph.json text, in pieces: one node per line so each change rewrites little and diffs stay small."""
-    return _file_pieces(line for _, line in lines(conn, labels))
+    kept = conn.execute("SELECT name FROM temp.sqlite_master WHERE name='rendered_graph'").fetchone()
+    if kept is None:
+        return _file_pieces(line for _, line in lines(conn, labels))
+    return _file_pieces(_kept_lines(conn))
+
+
+def _kept_lines(conn: sqlite3.Connection) -> Iterator[str]:
+    yield from (line for (line,) in conn.execute(f"SELECT line FROM {_RENDERED} ORDER BY slug"))
+
+
+def forget_rendered(conn: sqlite3.Connection) -> None:
+    """Drop the lines refresh_all kept (after the export that wanted them, used or not)."""
+    conn.execute(f"DROP TABLE IF EXISTS {_RENDERED}")
 
 
 def nodes_text(nodes: Iterable[tuple[str, list[Edge]]]) -> str:

@@ -91,21 +91,24 @@ class Exports:
 
         A store of the earlier plugin keeps that plugin's files: its index.json gets the entries
         of the memories this process wrote or deleted, and no file of ours is written."""
-        if not self.scope.root_writable or not self.scope.root.is_dir() or self.unwritable is not None:
-            return
-        if self._disk is not None and self._disk.dirty:
-            for directory in {os.path.dirname(relpath) for relpath in self._disk.touched}:
-                fsutil.sync_directory(self.scope.root / directory)
-        if self.predecessor_layout:
-            self._export_predecessor_index()
-        else:
-            head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
-            self._export_file(INDEX_NAME, self._index_changes, self._index_full, head, "}}", self.render_index)
-            self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
-                              lambda: edge_tables.render_file(self.conn, self.labels))
-        self._index_changes, self._graph_changes, self._index_full, self._graph_full = {}, {}, False, False
-        self._pending = self._inherited = False
-        self._mutated = set()
+        try:
+            if not self.scope.root_writable or not self.scope.root.is_dir() or self.unwritable is not None:
+                return
+            if self._disk is not None and self._disk.dirty:
+                for directory in {os.path.dirname(relpath) for relpath in self._disk.touched}:
+                    fsutil.sync_directory(self.scope.root / directory)
+            if self.predecessor_layout:
+                self._export_predecessor_index()
+            else:
+                head = json.dumps({"version": INDEX_VERSION, "lastUpdated": clock.now_iso()})[:-1] + ', "memories": {'
+                self._export_file(INDEX_NAME, self._index_changes, self._index_full, head, "}}", self.render_index)
+                self._export_file(GRAPH_NAME, self._graph_changes, self._graph_full, "{", "}",
+                                  lambda: edge_tables.render_file(self.conn, self.labels))
+            self._index_changes, self._graph_changes, self._index_full, self._graph_full = {}, {}, False, False
+            self._pending = self._inherited = False
+            self._mutated = set()
+        finally:
+            edge_tables.forget_rendered(self.conn)  # the lines refresh_all kept, used or not
 
     def _export_predecessor_index(self) -> None:
         for name in (INDEX_NAME, GRAPH_NAME):  # exports of ours never happen here: clear their marks
