@@ -329,12 +329,13 @@ def _import_sources(conn: sqlite3.Connection, batch: list[tuple[str, Any]], ids:
     """import_file for a batch of graph.json's nodes: the declarations touching them are read for
     the batch only, so memory stays bounded however large the file."""
     sources = json.dumps([source for source, _ in batch])
-    explained: dict[frozenset[str], list[tuple[str, str, str, str]]] = {}
-    for src, dst, label, origin in conn.execute(  # what the files declare (not what earlier batches imported)
-            "SELECT src, dst, label, origin FROM declared WHERE src IN (SELECT value FROM json_each(?)) AND origin<>? "
-            "UNION SELECT src, dst, label, origin FROM declared WHERE dst IN (SELECT value FROM json_each(?)) "
-            "AND origin<>?", (sources, ORIGIN_IMPORTED, sources, ORIGIN_IMPORTED)):
-        explained.setdefault(frozenset((src, dst)), []).append((src, dst, label, origin))
+    explained: dict[frozenset[str], list[tuple[str, str, str, str, str]]] = {}
+    for src, dst, label, origin, ts in conn.execute(  # what the files declare (not what earlier batches imported)
+            "SELECT src, dst, label, origin, ts FROM declared WHERE src IN (SELECT value FROM json_each(?)) "
+            "AND origin<>? UNION SELECT src, dst, label, origin, ts FROM declared "
+            "WHERE dst IN (SELECT value FROM json_each(?)) AND origin<>?",
+            (sources, ORIGIN_IMPORTED, sources, ORIGIN_IMPORTED)):
+        explained.setdefault(frozenset((src, dst)), []).append((src, dst, label, origin, ts))
     adopted = 0
     earlier: list[tuple[str, int, int, str, str]] = []  # timestamps to take where older than the file's
     for source, edges in batch:
@@ -349,17 +350,20 @@ def _import_sources(conn: sqlite3.Connection, batch: list[tuple[str, Any]], ids:
             pair = explained.get(frozenset((source, target)), [])
             if pair:
                 # A file declares this pair: take the label for an unlabelled `links` entry, and the timestamp.
-                for src, dst, old_label, origin in pair:
+                for declared in pair:
+                    src, dst, old_label, origin, _ = declared
                     if src == source and old_label == UNLABELLED and origin == ORIGIN_LINKS:
                         conn.execute("DELETE FROM links WHERE src=? AND dst=? AND label=? AND origin=?",
                                      (ids[src], ids[dst], UNLABELLED, origin))
                         conn.execute("INSERT OR REPLACE INTO links VALUES (?, ?, ?, ?, ?)",
                                      (ids[src], ids[dst], label, origin, ts))
-                        pair.remove((src, dst, old_label, origin))
-                        pair.append((src, dst, label, origin))
+                        pair.remove(declared)
+                        pair.append((src, dst, label, origin, ts))
                         adopted += 1
                         break
-                earlier.append((ts, ids[source], ids[target], label, ts))
+                if any(src == source and dst == target and old_label == label and old_ts > ts
+                       for src, dst, old_label, _, old_ts in pair):  # (else the update would change nothing)
+                    earlier.append((ts, ids[source], ids[target], label, ts))
                 continue
             ids.update(node_ids(conn, (source, target)))
             conn.execute("INSERT OR REPLACE INTO links VALUES (?, ?, ?, ?, ?)",
