@@ -208,9 +208,11 @@ def measure(size: int, runs: int, slow_runs: int, corpus: Corpus) -> dict:
                                                 check=True).stdout)
             listed = written if isinstance(written, list) else written.get("memories", written.get("results", []))
             sample("delete", store.memory("delete", listed[0]["slug"]))
+        sample("health, first run (cold)", timed([str(MEMORY), "health"], cwd=store.project, env=store.env,
+                                                 check=False))
         for _ in range(slow_runs):
             sample("floor", floor(store.env))
-            sample("health", timed([str(MEMORY), "health"], cwd=store.project, env=store.env, check=False))
+            sample("health (warm)", timed([str(MEMORY), "health"], cwd=store.project, env=store.env, check=False))
         sizes = store.sizes()
         for _ in range(slow_runs - 1):
             for path in (store.memory_dir / ".cache").glob("catalog.sqlite3*"):
