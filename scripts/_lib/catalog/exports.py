@@ -142,24 +142,22 @@ class Exports:
                     self._set_meta(name, stamp)
             return
         text = None
-        slack = 0
+        slack = int(self._meta(SLACK + name) or 0)  # padding in the file (a spliced copy keeps it)
         if ours and not full:
             lines = {key: value if value is None or isinstance(value, str) else value.index_line()
                      for key, value in changes.items()}
             with contextlib.suppress(OSError, ValueError):
-                added = patch_in_place(path, head.encode("utf-8"), closing.encode("utf-8"), lines,
-                                       int(self._meta(SLACK + name) or 0))
+                added = patch_in_place(path, head.encode("utf-8"), closing.encode("utf-8"), lines, slack)
                 if added is not None:
-                    self._set_meta(SLACK + name, str(int(self._meta(SLACK + name) or 0) + added))
+                    self._set_meta(SLACK + name, str(slack + added))
                     self._set_meta(name, file_stamp(path) or "")
                     return
             with contextlib.suppress(OSError):
                 text = splice_lines(path.read_bytes(), head.encode("utf-8"), closing.encode("utf-8"), lines)
-                slack = int(self._meta(SLACK + name) or 0) if text is not None else 0  # spliced copies keep the padding
         # Derived files need no fsync: a file lost in a crash no longer matches its recorded stamp
         # and is rebuilt by the next command.
         fsutil.write_atomically(path, text if text is not None else render(), durable=False)
-        self._set_meta(SLACK + name, str(slack))
+        self._set_meta(SLACK + name, str(slack if text is not None else 0))
         self._set_meta(name, file_stamp(path) or "")
 
     def render_index(self) -> Iterator[str]:
