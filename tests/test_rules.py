@@ -260,3 +260,23 @@ def test_design_questions_are_told_from_other_prompts() -> None:
         assert injection.is_design_question(prompt), prompt
     for prompt in ("fix the failing test", "rename decide.py", "shoulder the load"):
         assert not injection.is_design_question(prompt) or "decide" in prompt, prompt
+
+
+def test_the_best_hub_for_an_orphan_is_the_one_sharing_most_tags_then_first_by_slug() -> None:
+    """Health suggests a hub for a memory linked to none: found by intersecting the hubs of its
+    tags, it must be the hub a plain count gives (most shared tags, ties by slug)."""
+    import random
+    from collections import Counter
+
+    from _lib.health.organisation import _best_hub
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        tags = [f"t{number}" for number in range(rng.randint(3, 12))]
+        hubs_by_tag = {tag: frozenset(f"hub-{rng.randint(0, 15)}" for _ in range(rng.randint(0, 6)))
+                       for tag in tags if rng.random() < 0.8}
+        wanted = rng.sample(tags, rng.randint(0, min(len(tags), 9)))
+        slug = rng.choice(["hub-3", "learning-x"])
+        counts = Counter(hub for tag in wanted for hub in hubs_by_tag.get(tag, ()) if hub != slug)
+        expected = min(counts, key=lambda hub: (-counts[hub], hub)) if counts else None
+        assert _best_hub(wanted, hubs_by_tag, slug) == expected, (wanted, slug)

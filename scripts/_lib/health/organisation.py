@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 from collections import Counter, defaultdict
 
 from ..base import clock
@@ -36,11 +37,12 @@ def _organisation(facts: ScopeFacts) -> None:
     threshold = facts.config.get("quality.orphanThreshold", 30)
     minimum = facts.config.get("quality.minQualityScore", 50)
     cutoff = clock.to_iso(facts.now - _dt.timedelta(days=threshold))
-    hubs_by_tag: dict[str, list[str]] = defaultdict(list)
+    hub_lists: dict[str, list[str]] = defaultdict(list)
     for slug, entry in facts.entries.items():
         if entry.type == "hub":
             for tag in entry.tags:
-                hubs_by_tag[tag].append(slug)
+                hub_lists[tag].append(slug)
+    hubs_by_tag = {tag: frozenset(hubs) for tag, hubs in hub_lists.items()}
     for slug, item in sorted(facts.memories.items()):
         node = facts.view.facts(slug)
         active = item.status == "active"
@@ -78,8 +80,20 @@ def _orphan(facts: ScopeFacts, item: FileDigest, node: quality.GraphFacts, hub: 
     facts.add(ORPHAN, item.slug, f"linked to no hub ({links})", hint)
 
 
-def _best_hub(tags: list[str], hubs_by_tag: dict[str, list[str]], slug: str) -> str | None:
-    counts: Counter[str] = Counter(hub for tag in tags for hub in hubs_by_tag.get(tag, ()) if hub != slug)
-    if not counts:
+MAX_TAGS_BY_SETS = 6  # tags up to which _best_hub intersects the tags' hubs instead of counting them
+
+
+def _best_hub(tags: list[str], hubs_by_tag: dict[str, frozenset[str]], slug: str) -> str | None:
+    """The hub sharing the most of `tags` (ties: the first by slug). With a few tags, the hubs of
+    every combination of them are intersected, most tags first (with 5,000 hubs, counting every
+    hub of every tag of 70,000 memories took seconds)."""
+    held = [hubs - {slug} if slug in hubs else hubs for tag in tags if (hubs := hubs_by_tag.get(tag))]
+    if len(held) <= MAX_TAGS_BY_SETS:
+        for size in range(len(held), 0, -1):
+            found = set().union(*(frozenset.intersection(*combination)
+                                  for combination in itertools.combinations(held, size)))
+            if found:
+                return min(found)
         return None
-    return min(counts, key=lambda hub: (-counts[hub], hub))
+    counts: Counter[str] = Counter(hub for hubs in held for hub in hubs)
+    return min(counts, key=lambda hub: (-counts[hub], hub)) if counts else None
