@@ -20,6 +20,7 @@ from .derived import FOREIGN, GRAPH_NAME, INDEX_NAME, PENDING, SLACK
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import mmap
     import sqlite3
     from pathlib import Path
     from typing import Any, Iterator
@@ -187,28 +188,21 @@ def patch_in_place(path: Path, head: bytes, closing: bytes, changes: dict[str, s
         if size == 0 or len(changes) > SPLICE_SEARCHES:
             return None
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as text:
-            first = text.find(b"\n")
-            body_start, body_end = first + 1, size - len(tail)
-            if first != len(head) or text[body_end:] != tail or body_end <= body_start \
-                    or text[body_start:body_start + 1] != b'"':
+            body = _body(text, size, tail)
+            if body is None or body[0] != len(head) + 1:
                 return None
-            writes: list[tuple[int, bytes]] = [] if text[:first] == head else [(0, head)]
+            body_start, body_end = body
+            writes: list[tuple[int, bytes]] = [] if text[:len(head)] == head else [(0, head)]
             appended: list[bytes] = []
             added = 0
             for key, line in changes.items():
-                marker = json.dumps(key).encode() + b": "
                 new = None if line is None else line.encode("utf-8")
-                if text[body_start:body_start + len(marker)] == marker:
-                    start = body_start
-                else:
-                    found = text.find(b",\n" + marker, body_start, body_end)
-                    start = found + 2 if found >= 0 else -1
-                if start < 0:
+                span = _entry(text, body_start, body_end, key)
+                if span is None:
                     if new is not None:
                         appended.append(new)
                     continue
-                end = text.find(b",\n", start, body_end)
-                end = body_end if end < 0 else end
+                start, end = span
                 if new is not None and len(new) <= end - start:
                     writes.append((start, new.ljust(end - start)))
                     added += end - start - len(new)
@@ -238,11 +232,11 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
     Works on bytes and copies the 4 MB of a 10,000-memory index once. Returns None when
     `text` is not in that shape; the caller then renders the file whole.
     """
-    first = text.find(b"\n")
     tail = b"\n" + closing + b"\n"
-    body_start, body_end = first + 1, len(text) - len(tail)
-    if first < 0 or not text.endswith(tail) or body_end <= body_start or text[body_start:body_start + 1] != b'"':
+    body = _body(text, len(text), tail)
+    if body is None:
         return None
+    body_start, body_end = body
     if len(changes) > SPLICE_SEARCHES:
         entries = _spliced_entries(text[body_start:body_end], changes)
     else:
@@ -256,25 +250,43 @@ def splice_lines(text: bytes, head: bytes, closing: bytes, changes: dict[str, st
     return b"".join(parts)  # one copy of the whole file
 
 
+def _body(text: bytes | mmap.mmap, size: int, tail: bytes) -> tuple[int, int] | None:
+    """(start, end) of the entries of a one-entry-per-line JSON object file: after the head's line,
+    before `tail`; None when the file is not in that shape (or holds no entry)."""
+    first = text.find(b"\n")
+    body_start, body_end = first + 1, size - len(tail)
+    if first < 0 or text[body_end:] != tail or body_end <= body_start or text[body_start:body_start + 1] != b'"':
+        return None
+    return body_start, body_end
+
+
+def _entry(text: bytes | mmap.mmap, body_start: int, body_end: int, key: str) -> tuple[int, int] | None:
+    """(start, end) of `key`'s entry among the entries, its separator excluded; None when absent."""
+    marker = json.dumps(key).encode() + b": "
+    if text[body_start:body_start + len(marker)] == marker:
+        start = body_start
+    else:
+        found = text.find(b",\n" + marker, body_start, body_end)
+        if found < 0:
+            return None
+        start = found + 2
+    end = text.find(b",\n", start, body_end)
+    return start, body_end if end < 0 else end
+
+
 def _searched_entries(text: bytes, body_start: int, body_end: int,
                       changes: dict[str, str | None]) -> list[bytes | memoryview]:
     """The kept and new entries, in order, each changed key found by a search of the file."""
     edits: list[tuple[int, int, bytes | None]] = []
     appended: list[bytes | memoryview] = []
     for key, line in changes.items():
-        marker = json.dumps(key).encode() + b": "
         new = None if line is None else line.encode("utf-8")
-        if text.startswith(marker, body_start):
-            start = body_start
-        else:
-            found = text.find(b",\n" + marker, body_start, body_end)
-            start = found + 2 if found >= 0 else -1
-        if start < 0:
+        span = _entry(text, body_start, body_end, key)
+        if span is None:
             if new is not None:
                 appended.append(new)
             continue
-        end = text.find(b",\n", start, body_end)
-        edits.append((start, body_end if end < 0 else end, new))
+        edits.append((*span, new))
     view = memoryview(text)
     entries: list[bytes | memoryview] = []
     cursor = body_start
