@@ -70,7 +70,7 @@ def glob_key(pattern: str) -> str | None:
     literal = [segment for segment in segments if segment and not _wild(segment)]
     if literal:
         return "seg:" + max(literal, key=len)  # the longest is likely the rarest
-    stem, dot, extension = segments[-1].rpartition(".")
+    _, dot, extension = segments[-1].rpartition(".")
     if dot and extension and not _wild(extension) and not segments[-1].startswith("**"):
         return "ext:" + extension
     return None

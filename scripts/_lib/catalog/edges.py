@@ -9,6 +9,7 @@ module stores them and derives the symmetric edges from what is stored.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 
@@ -230,18 +231,10 @@ _EVERY_END = ("SELECT d.src, d.dst, d.label, d.ts, 1 FROM declared d WHERE EXIST
 def every_node(conn: sqlite3.Connection, labels: Labels) -> Iterator[tuple[str, list[Edge]]]:
     """(slug, `node_edges`) of every memory with an edge, by slug, from one read of the declarations
     seen from both ends and sorted by SQLite: one node's declarations held at a time, however many."""
-    slug = ""  # (no memory has an empty slug)
-    rows: list[tuple[str, str, str, int]] = []
-    for end, other, label, ts, outgoing in conn.execute(_EVERY_END):
-        if end != slug:
-            edges = _symmetric(slug, rows, labels)
-            if edges:
-                yield slug, edges
-            slug, rows = end, []
-        rows.append((other, label, ts, outgoing))
-    edges = _symmetric(slug, rows, labels)
-    if edges:
-        yield slug, edges
+    for slug, rows in itertools.groupby(conn.execute(_EVERY_END), key=lambda row: row[0]):
+        edges = _symmetric(slug, (row[1:] for row in rows), labels)
+        if edges:
+            yield slug, edges
 
 
 def _line(slug: str, edges: list[Edge]) -> str:

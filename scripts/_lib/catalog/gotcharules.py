@@ -39,7 +39,7 @@ def record(conn: sqlite3.Connection, doc: int, tags: list[str], patterns: Any) -
     rows: set[tuple[str | None, int, str, str]] = set()
     for tag in tags:
         rows.add((TAG_KEY + tag, doc, "tag", tag))
-        rows.update((TAG_KEY + part, doc, "tag", tag) for part in tag.split("-") if len(part) > 3 and part != tag)
+        rows.update((TAG_KEY + part, doc, "tag", tag) for part in tag.split("-") if len(part) > 3)
     for pattern in patterns if isinstance(patterns, list) else []:
         if isinstance(pattern, str) and pattern:
             rows.add((glob_key(pattern), doc, "glob", pattern))
