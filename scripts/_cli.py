@@ -21,6 +21,12 @@ if TYPE_CHECKING:  # typing costs milliseconds to import; every command pays for
 from _lib.base import errors
 from _lib.model import memory
 
+# argparse has gettext translate each of its own strings ("options", "usage: "...): with LANG set
+# every call looks for message catalogs on disk, and the first imports `locale`, some 2 ms a
+# command. The commands speak English only, so argparse's strings are taken as they are.
+argparse._ = lambda message: message  # type: ignore[attr-defined]
+argparse.ngettext = lambda singular, plural, count: singular if count == 1 else plural  # type: ignore[attr-defined]
+
 EXIT_USAGE = 2
 STDIN_WAIT_SECONDS = 0.25  # implicit stdin: only data that is already on its way
 

@@ -116,3 +116,32 @@ def test_fast_parser_handles_the_data_model_example() -> None:
     for not_simple in ("tags: [a, b]\n", "created: 2026-01-01\n", "a: yes\n", "a: b # c\n", "# c\na: b\n",
                        "a: |\n  text\n", "a: &x b\n", "a: 1.5\n"):
         assert frontmatter.parse_simple(not_simple) is None, not_simple
+
+
+# -- timestamps: the canonical form is taken as is, without datetime; anything else is parsed --------
+
+def _parsed(value: str) -> str | None:
+    moment = clock.parse(value)
+    return clock.to_iso(moment) if moment else None
+
+
+@given(st.tuples(st.integers(0, 9999), st.integers(0, 13), st.integers(0, 32), st.integers(0, 25),
+                 st.integers(0, 61), st.integers(0, 61)))
+@settings(max_examples=1500)
+def test_a_canonical_timestamp_normalises_as_parsing_it_would(fields: tuple[int, ...]) -> None:
+    value = "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z".format(*fields)
+    assert clock.normalise(value) == _parsed(value)
+
+
+@given(st.text(alphabet="0123456789-T:Z .+", max_size=22))
+@settings(max_examples=1500)
+def test_any_near_timestamp_normalises_as_parsing_it_would(value: str) -> None:
+    assert clock.normalise(value) == _parsed(value)
+
+
+def test_times_from_the_clock_and_from_epoch_are_canonical() -> None:
+    assert clock.is_canonical(clock.now_iso())
+    assert clock.from_epoch(0) == "1970-01-01T00:00:00Z"
+    assert clock.from_epoch(1_700_000_000.9) == "2023-11-14T22:13:20Z"
+    assert clock.normalise("2024-02-29T10:00:00Z") == "2024-02-29T10:00:00Z"  # past the 28th: parsed
+    assert clock.normalise("2023-02-29T10:00:00Z") is None

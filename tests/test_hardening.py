@@ -786,6 +786,7 @@ STOPPED_HOLDER = textwrap.dedent("""
 def test_a_stopped_lock_holder_never_stalls_hooks_and_commands_say_who_holds_it(env: Env) -> None:
     env.ok("write", "Login gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Tokens expire early.")
     env.ok("config", "locks.waitSeconds", "1", "--scope", "global")
+    env.ok("write", "Long command", "--tags", "x", "--content", "a long line " * 40)  # a longer holder before
     script = env.root / "holder.py"
     script.write_text(STOPPED_HOLDER.format(scripts=str(SCRIPTS)))
     holder = subprocess.Popen([sys.executable, str(script), str(env.project_dir / ".cache" / "lock")])
@@ -810,7 +811,9 @@ def test_a_stopped_lock_holder_never_stalls_hooks_and_commands_say_who_holds_it(
             assert proc.returncode == 0, proc.stderr
             assert b"additionalContext" in proc.stdout, (name, proc.stdout)  # answered from what it had
         refused = env.fails("write", "Blocked", "--tags", "x")
-        assert f"held by process {holder.pid}" in refused.err and " s\n" in refused.err
+        lock = env.project_dir / ".cache" / "lock"
+        assert f"held by process {holder.pid} ({script} {lock}) for " in refused.err, refused.err  # nothing left over
+        assert " s\n" in refused.err
         assert "Ctrl-Z" in refused.err and "kill -CONT" in refused.err
     finally:
         holder.send_signal(signal.SIGCONT)

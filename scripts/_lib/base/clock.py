@@ -1,33 +1,47 @@
-"""Timestamps: ISO 8601 UTC strings as the data model writes them."""
+"""Timestamps: ISO 8601 UTC strings as the data model writes them.
+
+`datetime` and `re` are imported only where a value is not already in the canonical form
+(`YYYY-MM-DDTHH:MM:SSZ`): every memory file read and every write goes through here.
+"""
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
+import time
 
-_ISO_RE = re.compile(
-    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$"
-)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as _dt
+
+_ISO_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$"
+
+
+def _format(year: int, month: int, day: int, hour: int, minute: int, second: int) -> str:
+    """`YYYY-MM-DDTHH:MM:SSZ` (four digits of year even before 1000, which strftime drops)."""
+    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}Z"
 
 
 def now() -> _dt.datetime:
     """The current time, UTC, whole seconds."""
+    import datetime as _dt
+
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
 
 
 def now_iso() -> str:
     """The current time as `YYYY-MM-DDTHH:MM:SSZ`."""
-    return to_iso(now())
+    return _format(*time.gmtime()[:6])
 
 
 def to_iso(moment: _dt.datetime | _dt.date) -> str:
     """Format a datetime (naive means UTC) or date as an ISO 8601 UTC string."""
+    import datetime as _dt
+
     if not isinstance(moment, _dt.datetime):
         moment = _dt.datetime(moment.year, moment.month, moment.day, tzinfo=_dt.timezone.utc)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_dt.timezone.utc)
     moment = moment.astimezone(_dt.timezone.utc)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    text = _format(moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second)[:-1]
     if moment.microsecond:
         text += f".{moment.microsecond:06d}".rstrip("0")
     return text + "Z"
@@ -35,7 +49,7 @@ def to_iso(moment: _dt.datetime | _dt.date) -> str:
 
 def from_epoch(seconds: float) -> str:
     """An epoch time (e.g. a file's mtime) as an ISO string, whole seconds."""
-    return to_iso(_dt.datetime.fromtimestamp(int(seconds), _dt.timezone.utc))
+    return _format(*time.gmtime(int(seconds))[:6])
 
 
 def parse(value: object) -> _dt.datetime | None:
@@ -44,11 +58,14 @@ def parse(value: object) -> _dt.datetime | None:
     Naive values are taken as UTC. Works on Python 3.10, whose `fromisoformat`
     does not accept a `Z` suffix.
     """
+    import datetime as _dt
+    import re
+
     if isinstance(value, _dt.datetime):
         return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
     if isinstance(value, _dt.date):
         return _dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc)
-    if not isinstance(value, str) or not _ISO_RE.match(value.strip()):
+    if not isinstance(value, str) or not re.match(_ISO_PATTERN, value.strip()):
         return None
     text = value.strip().replace(" ", "T", 1)
     if text.endswith("Z"):
@@ -66,14 +83,31 @@ def parse(value: object) -> _dt.datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=_dt.timezone.utc)
 
 
+def is_canonical(value: object) -> bool:
+    """`value` is a valid `YYYY-MM-DDTHH:MM:SSZ` string (a day past the 28th is left to `parse`)."""
+    if not (isinstance(value, str) and len(value) == 20 and value[4] == value[7] == "-" and value[10] == "T"
+            and value[13] == value[16] == ":" and value[19] == "Z"):
+        return False
+    fields = (value[0:4], value[5:7], value[8:10], value[11:13], value[14:16], value[17:19])
+    if not all(field.isascii() and field.isdigit() for field in fields):
+        return False
+    year, month, day, hour, minute, second = map(int, fields)
+    return year >= 1 and 1 <= month <= 12 and 1 <= day <= 28 and hour < 24 and minute < 60 and second < 60
+
+
 def normalise(value: object) -> str | None:
     """The canonical ISO string of a timestamp value, or None if it is not one."""
+    if isinstance(value, str) and is_canonical(value):
+        return value
     moment = parse(value)
     return to_iso(moment) if moment else None
 
 
 def parse_since(text: str) -> _dt.datetime | None:
     """Parse a `--since` value: an ISO date/time, or a relative age like `7d`, `12h`, `2w`."""
+    import datetime as _dt
+    import re
+
     match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
     if match:
         amount, unit = int(match.group(1)), match.group(2)

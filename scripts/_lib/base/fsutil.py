@@ -184,6 +184,9 @@ def _writer_alive(temp_name: str) -> bool:
 HOOK_LOCK_SECONDS = 1.0  # a hook waits this long for a lock, then answers from what it has
 
 
+HOLDER_SIZE = 512  # bytes of "pid start-time command" a lock holder writes into the lock file
+
+
 @contextlib.contextmanager
 def exclusive_lock(lock_path: Path, *, timeout: float = 30.0, what: str = "memory") -> Iterator[None]:
     """Hold an exclusive advisory lock on `lock_path` for the duration of the block.
@@ -216,8 +219,10 @@ def exclusive_lock(lock_path: Path, *, timeout: float = 30.0, what: str = "memor
         with contextlib.suppress(OSError):
             import sys
 
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()} {time.time():.0f} {' '.join(sys.argv)[:200]}".encode(), 0)
+            # padded to a fixed size rather than truncated first: on ext4 a truncate to zero
+            # followed by a write makes close() flush the file, on every lock taken
+            holder = f"{os.getpid()} {time.time():.0f} {' '.join(sys.argv)[:200]}"
+            os.pwrite(fd, holder.encode("utf-8", "replace")[:HOLDER_SIZE].ljust(HOLDER_SIZE), 0)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
@@ -226,7 +231,7 @@ def exclusive_lock(lock_path: Path, *, timeout: float = 30.0, what: str = "memor
 def _holder(fd: int) -> str:
     """Who holds a lock, from what the holder wrote into the lock file."""
     try:
-        pid, started, command = (os.pread(fd, 512, 0).decode("utf-8", "replace").split(" ", 2) + ["", ""])[:3]
+        pid, started, command = (os.pread(fd, HOLDER_SIZE, 0).decode("utf-8", "replace").split(" ", 2) + ["", ""])[:3]
         seconds = max(0, int(time.time() - float(started)))
     except (OSError, ValueError):
         return "another process"

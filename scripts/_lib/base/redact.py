@@ -27,8 +27,6 @@ is scrubbed in a few milliseconds. tests/secrets_corpus.py measures recall and f
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import functools
 import math
@@ -524,6 +522,9 @@ def _accept(text: str, start: int, end: int, strength: str, form: str,
 
 def _basic_credentials(value: str) -> bool:
     """A Basic authorisation value: base64 of `user:password`."""
+    import base64  # only for such a value: not on every write's import path
+    import binascii
+
     try:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
     except (binascii.Error, ValueError):

@@ -8,9 +8,9 @@ style: block lists, double-quoted timestamps.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -386,7 +386,8 @@ def _plain(value: Any, budget: list[int]) -> Any:
     if budget[0] < 0:
         raise errors.InvalidInput("the frontmatter is too large or too deeply aliased",
                                   "simplify the YAML between the --- lines")
-    if isinstance(value, (_dt.datetime, _dt.date)):
+    dates = sys.modules.get("datetime")  # (no date exists before its module is loaded: PyYAML loads it)
+    if dates is not None and isinstance(value, (dates.datetime, dates.date)):
         return clock.to_iso(value)
     if isinstance(value, dict):
         return {str(key): _plain(item, budget) for key, item in value.items()}
