@@ -13,14 +13,14 @@ internal error is logged under the plugin data directory and the hook exits 0 wi
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 HOOKS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HOOKS_DIR), "scripts"))
 
-from _lib.session.hookio import HookRun  # noqa: E402 - needs the path above
+from _lib.base import jsontext  # noqa: E402 - needs the path above (not json: see jsontext)
+from _lib.session.hookio import HookRun  # noqa: E402
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def read_payload() -> dict[str, Any] | None:
     """The hook's JSON input; None when stdin is empty, not JSON or not an object."""
     try:
         raw = sys.stdin.buffer.read(8 * 1024 * 1024)
-        payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
+        payload = jsontext.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
     except (OSError, ValueError):
         return None
     return payload if isinstance(payload, dict) else None
@@ -50,7 +50,7 @@ def run_hook(handle: Callable[[dict[str, Any], HookRun], dict[str, Any] | None])
                 from _lib.session.output import capped  # never more than Claude Code shows in full
 
                 answer = capped(answer)
-                sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+                sys.stdout.write(jsontext.dumps(answer) + "\n")
                 sys.stdout.flush()
         for warning in run.warnings():
             run.log(f"note: {warning}")

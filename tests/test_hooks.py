@@ -710,6 +710,29 @@ def test_skill_reminder_ignores_task_notifications(hooks: Hooks) -> None:
     assert _skill_reminder(hooks, "<task-notification>\n<status>completed</status>\n</task-notification>") is None
 
 
+# The hooks that only count and remember run on every prompt and every edit: they load neither
+# pathlib nor the json package, nor (outside a design question or a Bash command) regular expressions.
+HEAVY_MODULES = {"pathlib", "json", "re", "contextlib", "sqlite3", "datetime"}
+
+
+def _imported(result: HookRun) -> set[str]:
+    return {line.rsplit("|", 1)[1].strip() for line in result.err.splitlines() if line.startswith("import time:")}
+
+
+def test_the_counting_hooks_import_nothing_heavy(hooks: Hooks) -> None:
+    env = hooks.environ(PYTHONPROFILEIMPORTTIME="1")
+    runs = {"clear-memory-check-flag": hooks.post_edit(hooks.project / "src/app.py", "Edit"),
+            "memory-skill-reminder": hooks.prompt("continue with the next step"),
+            "memory-think-reminder": hooks.prompt("continue with the next step")}
+    for name, payload in runs.items():
+        imported = _imported(hooks.run(name, payload, env=env))
+        assert "_lib.session.handlers" in imported, name  # (the import times were read)
+        assert not imported & HEAVY_MODULES, (name, sorted(imported & HEAVY_MODULES))
+    state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text())
+    assert state["edits_since_capture"] == 1 and state["prompts"] == 1  # and they did their work
+
+
+
 def test_memory_write_clears_the_flag(hooks: Hooks) -> None:
     _edit(hooks, 6)
     output = hooks.memory("write", "Module loader needs absolute imports", "--type", "learning",

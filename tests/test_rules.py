@@ -7,13 +7,16 @@ truncation of session notes, the file-tool guard, and the small decisions the ho
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import helpers  # noqa: F401 - puts scripts/ on sys.path
 
 from _lib.base import text
-from _lib.session import capture, gotchas, guard, handlers, injection, protected
+from _lib.session import capture, gotchas, guard, handlers, injection, prompts, protected
 from _lib.tasks import rules as task_rules, taskstore
 
 # -- task roll-up ------------------------------------------------------------------------------
@@ -257,9 +260,16 @@ def test_the_skill_reminder_schedule() -> None:
 def test_design_questions_are_told_from_other_prompts() -> None:
     for prompt in ("Should we use Redis?", "What are the trade-offs here?", "compare kafka vs rabbitmq",
                    "which library fits?", "What's the best approach to caching?"):
-        assert injection.is_design_question(prompt), prompt
+        assert prompts.is_design_question(prompt), prompt
     for prompt in ("fix the failing test", "rename decide.py", "shoulder the load"):
-        assert not injection.is_design_question(prompt) or "decide" in prompt, prompt
+        assert not prompts.is_design_question(prompt) or "decide" in prompt, prompt
+
+
+@given(st.from_regex(re.compile(prompts.DECISION_PROMPT, re.IGNORECASE)) | st.text(max_size=60))
+@settings(max_examples=1500)
+def test_a_design_question_is_never_passed_over_by_the_quick_word_check(prompt: str) -> None:
+    assert prompts.is_design_question(prompt) == bool(re.search(prompts.DECISION_PROMPT, prompt, re.IGNORECASE))
+
 
 
 def test_the_best_hub_for_an_orphan_is_the_one_sharing_most_tags_then_first_by_slug() -> None:

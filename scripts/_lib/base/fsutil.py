@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import time
-from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Iterable, Iterator
+
+# The hooks that only keep session state import this module: it does without pathlib and
+# contextlib (with what they import, some 10 ms of a process), taking paths as str or Path.
 
 from . import errors
 
 TEMP_SUFFIX = ".tmp"
 
 
-def write_atomically(path: Path, data: bytes | str | Iterable[str], *, durable: bool = True,
+def write_atomically(path: Path | str, data: bytes | str | Iterable[str], *, durable: bool = True,
                      sync_dir: bool = True) -> None:
     """Replace `path` with `data` so readers see the old or the new file, never a mix. `data` may
     be text given in pieces (a derived file of 100,000 lines is then never held whole).
@@ -36,16 +38,19 @@ def write_atomically(path: Path, data: bytes | str | Iterable[str], *, durable: 
         raise problem from None
 
 
-def _write_atomically(path: Path, data: bytes | str | Iterable[str], durable: bool, sync_dir: bool) -> None:
+def _write_atomically(path: Path | str, data: bytes | str | Iterable[str], durable: bool, sync_dir: bool) -> None:
     pieces = [data.encode("utf-8") if isinstance(data, str) else data] if isinstance(data, (bytes, str)) else \
         _joined(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TEMP_SUFFIX}"
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    temp = _temp_name(path)
     mode = 0o644
-    with contextlib.suppress(OSError):
+    try:
         existing = os.lstat(path)
         if not os.path.islink(path):
             mode = existing.st_mode & 0o777
+    except OSError:
+        pass
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
     try:
         for piece in pieces:
@@ -57,18 +62,29 @@ def _write_atomically(path: Path, data: bytes | str | Iterable[str], durable: bo
             os.fsync(fd)
     except BaseException:
         os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        _unlink_quietly(temp)
         raise
     os.close(fd)
     try:
         os.replace(temp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        _unlink_quietly(temp)
         raise
     if durable and sync_dir:
-        sync_directory(path.parent)
+        sync_directory(directory)
+
+
+def _temp_name(path: Path | str) -> str:
+    """A temp file beside `path`, named after it and this process (see _writer_alive)."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TEMP_SUFFIX}")
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _joined(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[bytes]:
@@ -100,13 +116,13 @@ def write_many(files: list[tuple[Path, bytes | str]]) -> None:
     """Replace many files at once, each atomically (readers see old or new, never a mix), with
     one flush of the file system instead of one fsync per file: every temp file reaches the disk
     before any of them is renamed into place, so a crash leaves each file old or new and whole."""
-    temps: list[tuple[Path, Path]] = []
+    temps: list[tuple[str, Path]] = []
     try:
         for path, data in files:
             if isinstance(data, str):
                 data = data.encode("utf-8")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TEMP_SUFFIX}"
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            temp = _temp_name(path)
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
             temps.append((temp, path))
             try:
@@ -120,24 +136,27 @@ def write_many(files: list[tuple[Path, bytes | str]]) -> None:
             os.replace(temp, path)
     except BaseException:
         for temp, _ in temps:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
+            _unlink_quietly(temp)
         raise
-    for directory in {path.parent for _, path in temps}:
+    for directory in {os.path.dirname(path) for _, path in temps}:
         sync_directory(directory)
 
 
-def sync_directory(directory: Path) -> None:
+def sync_directory(directory: Path | str) -> None:
     """fsync a directory so a rename or unlink in it survives a power cut."""
-    with contextlib.suppress(OSError):
+    try:
         fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
-def remove_file(path: Path) -> bool:
+def remove_file(path: Path | str) -> bool:
     """Delete a file if it exists; True when something was removed."""
     try:
         os.unlink(path)
@@ -157,13 +176,19 @@ def remove_stale_temps(directory: Path) -> int:
     A temp file of a live process is kept: some writes beside the memories (.gitignore,
     config.json) are not made under the scope lock."""
     removed = 0
-    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+    try:
+        entries = os.scandir(directory)
+    except OSError:
+        return 0
+    with entries:
         for entry in entries:
-            if (is_temp_name(entry.name) and entry.is_file(follow_symlinks=False)
-                    and not _writer_alive(entry.name)):
-                with contextlib.suppress(OSError):
+            try:
+                if (is_temp_name(entry.name) and entry.is_file(follow_symlinks=False)
+                        and not _writer_alive(entry.name)):
                     os.unlink(entry.path)
                     removed += 1
+            except OSError:
+                continue
     return removed
 
 
@@ -187,8 +212,7 @@ HOOK_LOCK_SECONDS = 1.0  # a hook waits this long for a lock, then answers from 
 HOLDER_SIZE = 512  # bytes of "pid start-time command" a lock holder writes into the lock file
 
 
-@contextlib.contextmanager
-def exclusive_lock(lock_path: Path, *, timeout: float = 30.0, what: str = "memory") -> Iterator[None]:
+class exclusive_lock:  # noqa: N801 - used as a function: `with exclusive_lock(path):`
     """Hold an exclusive advisory lock on `lock_path` for the duration of the block.
 
     Uses flock(2): the kernel drops the lock when the holder exits or is killed, so a crashed
@@ -196,36 +220,50 @@ def exclusive_lock(lock_path: Path, *, timeout: float = 30.0, what: str = "memor
     a process that waits in vain can say who holds the lock and since when (a stopped process,
     Ctrl-Z, keeps it until it is resumed or ended).
     """
-    import fcntl
 
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        pause = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise errors.Busy(f"the {what} lock is held by {_holder(fd)}",
-                                      "wait for it to finish; if that process is stopped (Ctrl-Z), resume it "
-                                      "(`fg`, or `kill -CONT <pid>`) or end it, then retry") from None
-                time.sleep(pause)  # back off: polling keeps the wait killable and bounded
-                pause = min(pause * 2, 0.05)
-        with contextlib.suppress(OSError):
+    def __init__(self, lock_path: Path | str, *, timeout: float = 30.0, what: str = "memory") -> None:
+        self.lock_path, self.timeout, self.what = lock_path, timeout, what
+        self.fd: int | None = None
+
+    def __enter__(self) -> None:
+        import fcntl
+
+        os.makedirs(os.path.dirname(self.lock_path), exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            deadline = time.monotonic() + self.timeout
+            pause = 0.001
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                        raise
+                    if time.monotonic() >= deadline:
+                        raise errors.Busy(f"the {self.what} lock is held by {_holder(fd)}",
+                                          "wait for it to finish; if that process is stopped (Ctrl-Z), resume it "
+                                          "(`fg`, or `kill -CONT <pid>`) or end it, then retry") from None
+                    time.sleep(pause)  # back off: polling keeps the wait killable and bounded
+                    pause = min(pause * 2, 0.05)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        try:
             import sys
 
             # padded to a fixed size rather than truncated first: on ext4 a truncate to zero
             # followed by a write makes close() flush the file, on every lock taken
             holder = f"{os.getpid()} {time.time():.0f} {' '.join(sys.argv)[:200]}"
             os.pwrite(fd, holder.encode("utf-8", "replace")[:HOLDER_SIZE].ljust(HOLDER_SIZE), 0)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+        except OSError:
+            pass
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases the lock
+            self.fd = None
 
 
 def _holder(fd: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 
 from .hookio import additional_context
+from .prompts import is_design_question, is_task_notification
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,11 +32,6 @@ PROMPTS_BETWEEN_THINK_REMINDERS = 10
 THINK_REMINDER = ("Memory: this looks like a design decision. `memory think \"<question>\" --option \"A: pros/cons\" "
                   "--option \"B: ...\" --conclusion \"...\"` records the deliberation and its conclusion as a "
                   "decision memory; `memory search <topic>` shows what was decided before.")
-
-
-def _is_task_notification(prompt: str) -> bool:
-    """A background task's result delivered as a prompt: not the user asking anything."""
-    return prompt.lstrip().startswith("<task-notification>")
 
 
 # -- PostToolUse (Read) --------------------------------------------------------------------------
@@ -224,7 +220,7 @@ def protect_memory_directory(payload: dict[str, Any], run: HookRun) -> Answer:
 def memory_prompt_context(payload: dict[str, Any], run: HookRun) -> Answer:
     """The memories most relevant to the prompt, each once per session unless changed."""
     prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip() or _is_task_notification(prompt):
+    if not isinstance(prompt, str) or not prompt.strip() or is_task_notification(prompt):
         return None
     from . import injection
 
@@ -245,7 +241,7 @@ def memory_skill_reminder(payload: dict[str, Any], run: HookRun) -> Answer:
     """After significant edits with no memory captured, a short nudge to capture one."""
     prompt = payload.get("prompt")
     session = run.session(payload)
-    if session is None or not isinstance(prompt, str) or _is_task_notification(prompt):
+    if session is None or not isinstance(prompt, str) or is_task_notification(prompt):
         return None
     edits = session.update(skill_reminder_due)
     return additional_context("UserPromptSubmit", SKILL_REMINDER.format(edits=edits)) if edits else None
@@ -265,11 +261,7 @@ def skill_reminder_due(state: dict[str, Any]) -> int:
 def memory_think_reminder(payload: dict[str, Any], run: HookRun) -> Answer:
     """When the prompt asks for a design decision, suggest `memory think` (rarely)."""
     prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or _is_task_notification(prompt):
-        return None
-    from . import injection
-
-    if not injection.is_design_question(prompt):
+    if not isinstance(prompt, str) or is_task_notification(prompt) or not is_design_question(prompt):
         return None
     session = run.session(payload)
     if session is None:

@@ -32,10 +32,10 @@ class HookRun:
         """Append one line to hooks.log in the plugin data directory (best effort)."""
         import time
 
-        from .state import data_dir
+        from .state import data_directory
 
         try:
-            directory = data_dir(self.env)
+            directory = data_directory(self.env)
             os.makedirs(directory, exist_ok=True)
             path = os.path.join(directory, LOG_NAME)
             line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {self.name}: {message}\n"

@@ -290,15 +290,3 @@ def prompt_context(workspace: Workspace, prompt: str, seen: dict[str, str],
     if not shown and not notice:
         return "", {}
     return budget.text(), shown
-
-
-# -- reminders ---------------------------------------------------------------------------------
-
-DECISION_PROMPT = re.compile(
-    r"\b(should (we|i)|which (approach|option|library|framework|database|one)|trade-?offs?|pros and cons|"
-    r"decide|decision|alternatives?|architect\w*|design (choice|decision)|compare .+ (vs|versus|or) |"
-    r"what('s| is) the best (way|approach))\b", re.IGNORECASE)
-
-
-def is_design_question(prompt: str) -> bool:
-    return bool(DECISION_PROMPT.search(prompt))

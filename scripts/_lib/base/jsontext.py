@@ -1,0 +1,64 @@
+"""JSON text for the hooks: `loads` and `dumps` on CPython's C scanner and encoder (`_json`).
+
+The `json` package imports `re` for the whitespace it skips, and `re` imports `enum`: some
+8 ms of a hook that runs on every prompt or edit, for what the C functions do alone. The
+results are those of `json.loads(text)` and `json.dumps(value, ensure_ascii=False)`; an
+interpreter without `_json` gets the `json` package itself.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+try:
+    import _json
+except ImportError:  # pragma: no cover - every CPython has it
+    _json = None  # type: ignore[assignment]
+
+_WHITESPACE = " \t\n\r"
+_CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
+
+
+class _Decoding:
+    """What the C scanner reads from its context: json.JSONDecoder's defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = _CONSTANTS.__getitem__
+
+
+def loads(text: str | bytes) -> Any:
+    """The value of a JSON document, as json.loads gives it; ValueError when it is not JSON."""
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode("utf-8")  # (a UnicodeDecodeError is a ValueError too)
+    if _json is not None:
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+        try:
+            value, end = _json.make_scanner(_Decoding)(text, start)  # type: ignore[arg-type]  # (reads its attributes)
+        except (StopIteration, SystemError):
+            pass  # (the C scanner describes an error through json.decoder, which may not be loaded: json will)
+        else:
+            if not text[end:].strip(_WHITESPACE):
+                return value
+    import json  # not JSON: json.loads raises the error it gives
+
+    return json.loads(text)
+
+
+def dumps(value: Any) -> str:
+    """`value` as json.dumps(value, ensure_ascii=False) writes it."""
+    if _json is None:  # pragma: no cover
+        import json
+
+        return json.dumps(value, ensure_ascii=False)
+    encode = _json.make_encoder({}, _unserialisable, _json.encode_basestring, None, ": ", ", ", False, False, True)
+    return "".join(encode(value, 0))
+
+
+def _unserialisable(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
