@@ -5,7 +5,9 @@ has the word: the doc id's low byte and the term frequency, by doc id. A row per
 five times the space. A frequency of 255 or more is written 255 and kept exactly in `heavy`.
 Postings are read in doc id order, as the rows were before. The length of each memory (in terms)
 is kept beside them, a row of 256 four-byte integers per block (`lengths`), so a word's postings
-come with the lengths BM25 needs in one read.
+come with the lengths BM25 needs in one read. Each row also keeps the highest frequency and the
+shortest length among its docs: what a word can add to the score of any memory of the block is
+bounded by them, so that BM25 can pass over blocks without decoding them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, block INTEGER NOT NULL, docs BLOB NOT NULL,
-  PRIMARY KEY(word, block)) WITHOUT ROWID;
+  top INTEGER NOT NULL, shortest INTEGER NOT NULL, PRIMARY KEY(word, block)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS heavy(word INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
   PRIMARY KEY(word, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lengths(block INTEGER PRIMARY KEY, data BLOB NOT NULL);
@@ -61,15 +63,49 @@ def read(conn: sqlite3.Connection, word: int, blocks: Iterable[int] | None = Non
     return found
 
 
-def set_lengths(conn: sqlite3.Connection, block: int, lengths: dict[int, int]) -> None:
-    """Record the lengths of docs of one block (low byte -> length)."""
+def blocks_of(conn: sqlite3.Connection, word: int) -> list[tuple[int, bytes, int, int]]:
+    """(block, packed low bytes and frequencies, highest frequency, shortest length) of the word's
+    postings, by block, not decoded."""
+    return conn.execute("SELECT block, docs, top, shortest FROM postings WHERE word=?", (word,)).fetchall()
+
+
+def heavy_of(conn: sqlite3.Connection, word: int) -> dict[int, int]:
+    """doc -> exact frequency, of the word's postings written HEAVY."""
+    return dict(conn.execute("SELECT doc, tf FROM heavy WHERE word=?", (word,)))
+
+
+def lengths_of(conn: sqlite3.Connection, block: int) -> array[int]:
+    """The lengths of the docs of a block, by low byte."""
     row = conn.execute("SELECT data FROM lengths WHERE block=?", (block,)).fetchone()
-    sizes = _integers(row[0] if row else _NO_LENGTHS)
+    return _integers(row[0] if row else _NO_LENGTHS)
+
+
+def lengths_in(conn: sqlite3.Connection, blocks: list[int]) -> dict[int, array[int]]:
+    """block -> the lengths of its docs, by low byte, for each of `blocks`."""
+    found = dict.fromkeys(blocks, _NO_LENGTHS)
+    for start in range(0, len(blocks), _BATCH):
+        chunk = blocks[start:start + _BATCH]
+        found.update(conn.execute(f"SELECT block, data FROM lengths WHERE block IN ({', '.join('?' * len(chunk))})",
+                                  chunk))
+    return {block: _integers(data) for block, data in found.items()}
+
+
+def set_lengths(conn: sqlite3.Connection, block: int, lengths: dict[int, int]) -> array[int]:
+    """Record the lengths of docs of one block (low byte -> length); the block's lengths after."""
+    sizes = lengths_of(conn, block)
     for low, length in lengths.items():
         sizes[low] = length
+    stored = sizes
     if not _LITTLE:
-        sizes.byteswap()
-    conn.execute("INSERT OR REPLACE INTO lengths VALUES (?, ?)", (block, sizes.tobytes()))
+        stored = array("I", sizes)
+        stored.byteswap()
+    conn.execute("INSERT OR REPLACE INTO lengths VALUES (?, ?)", (block, stored.tobytes()))
+    return sizes
+
+
+def _row(word: int, block: int, data: bytes, sizes: array[int]) -> tuple[int, int, bytes, int, int]:
+    """A postings row: with the highest frequency and the shortest length of its docs."""
+    return word, block, data, max(data[1::2]), min(map(sizes.__getitem__, data[0::2]))
 
 
 def _integers(data: bytes) -> array[int]:
@@ -104,7 +140,7 @@ def add(conn: sqlite3.Connection, doc: int, length: int, counts: Iterable[tuple[
     """Record that memory `doc` (of `length` terms) holds each (word, tf) of `counts` (inside the
     caller's transaction)."""
     block, low = doc >> SHIFT, doc & 0xFF
-    set_lengths(conn, block, {low: length})
+    sizes = set_lengths(conn, block, {low: length})
     frequencies = dict(counts)
     current = _blocks(conn, block, list(frequencies))
     rows = []
@@ -112,8 +148,8 @@ def add(conn: sqlite3.Connection, doc: int, length: int, counts: Iterable[tuple[
         data = current.get(word, b"")
         at = _position(data[0::2], low)
         keep = 1 if at * 2 < len(data) and data[at * 2] == low else 0
-        rows.append((word, block, data[:at * 2] + bytes((low, min(tf, HEAVY))) + data[(at + keep) * 2:]))
-    conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?)", rows)
+        rows.append(_row(word, block, data[:at * 2] + bytes((low, min(tf, HEAVY))) + data[(at + keep) * 2:], sizes))
+    conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?, ?, ?)", rows)
     heavy = [(word, doc, tf) for word, tf in frequencies.items() if tf >= HEAVY]
     if heavy:
         conn.executemany("INSERT OR REPLACE INTO heavy VALUES (?, ?, ?)", heavy)
@@ -123,6 +159,7 @@ def remove(conn: sqlite3.Connection, doc: int, words: list[int]) -> None:
     """Forget that memory `doc` holds `words`."""
     block, low = doc >> SHIFT, doc & 0xFF
     changed, emptied, heavy = [], [], []
+    sizes = None
     for word, data in _blocks(conn, block, words).items():
         at = _position(data[0::2], low)
         if at * 2 >= len(data) or data[at * 2] != low:
@@ -131,10 +168,11 @@ def remove(conn: sqlite3.Connection, doc: int, words: list[int]) -> None:
             heavy.append((word, doc))
         rest = data[:at * 2] + data[at * 2 + 2:]
         if rest:
-            changed.append((rest, word, block))
+            sizes = sizes or lengths_of(conn, block)
+            changed.append((rest, max(rest[1::2]), min(map(sizes.__getitem__, rest[0::2])), word, block))
         else:
             emptied.append((word, block))
-    conn.executemany("UPDATE postings SET docs=? WHERE word=? AND block=?", changed)
+    conn.executemany("UPDATE postings SET docs=?, top=?, shortest=? WHERE word=? AND block=?", changed)
     if emptied:
         conn.executemany("DELETE FROM postings WHERE word=? AND block=?", emptied)
     if heavy:
@@ -187,17 +225,20 @@ class Staged:
 
     def flush(self) -> None:
         parts = {word: bytes(part) for word, part in sorted(self.words.items()) if part}
-        if self.lengths:
-            set_lengths(self.conn, self.block, self.lengths)  # type: ignore[arg-type]  # (set with them)
-        self.words, self.lengths = {}, {}
         if not parts:
+            if self.lengths:
+                set_lengths(self.conn, self.block, self.lengths)  # type: ignore[arg-type]  # (set with them)
+            self.words, self.lengths = {}, {}
             return
+        sizes = set_lengths(self.conn, self.block, self.lengths)  # type: ignore[arg-type]  # (set with them)
+        self.words, self.lengths = {}, {}
         assert self.block is not None
         fresh = self.highest is not None and self.block > self.highest
         older = {} if fresh else _blocks(self.conn, self.block, list(parts))
         self.highest = max(self.block, self.highest if self.highest is not None else self.block)
-        self.conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?)", [
-            (word, self.block, _merged(older[word], data) if word in older else data) for word, data in parts.items()])
+        self.conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?, ?, ?)", [
+            _row(word, self.block, _merged(older[word], data) if word in older else data, sizes)
+            for word, data in parts.items()])
 
 
 def _merged(older: bytes, newer: bytes) -> bytes:
