@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from array import array
 
     from .catalog import Catalog
+    from .postings import Row
 
 K1 = 1.5   # term-frequency saturation; tuned on the ADR evaluation set (bench/search_quality.py)
 B = 0.75   # document-length normalisation
@@ -60,20 +61,20 @@ def document_frequency(conn: sqlite3.Connection, term: str) -> int:
     return postings.frequency(conn, word) if word is not None else 0
 
 
-def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[int, float, int]]:
-    """(word id, weight, document frequency) of each query word, or of the known words it begins."""
+def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[float, list[Row]]]:
+    """(weight, postings rows) of each query word, or of the known words it begins."""
     found = []
     for term in terms:
         word = words.id_of(conn, term)
-        df = postings.frequency(conn, word) if word is not None else 0
-        if word is not None and df:
-            found.append((word, 1.0, df))
+        rows = postings.blocks_of(conn, word) if word is not None else []
+        if rows:
+            found.append((1.0, rows))
         elif len(term) >= 3:  # (words no memory holds any more stay in the table: skipped)
             for (other,) in conn.execute(
                     "SELECT id FROM words w WHERE word > ? AND word < ? "
                     "AND EXISTS (SELECT 1 FROM postings p WHERE p.word = w.id) ORDER BY word LIMIT 50",
                     (term, term + "\uffff")).fetchall():
-                found.append((other, PREFIX_WEIGHT, postings.frequency(conn, other)))
+                found.append((PREFIX_WEIGHT, postings.blocks_of(conn, other)))
     return found
 
 
@@ -91,10 +92,11 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
     if not count:
         return []
     weighted = []
-    for word, weight, df in _weighted_terms(conn, terms):
+    for weight, rows in _weighted_terms(conn, terms):
+        df = sum(len(row[1]) for row in rows) // 2
         if max_df is None or df <= max_df * count:
             idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
-            weighted.append((weight * idf, word))
+            weighted.append((weight * idf, rows))
     if not weighted:
         return []
     weighted.sort(key=lambda item: -item[0])  # rarest first: the order scores are summed and ties broken in
@@ -106,7 +108,7 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
     return [(slugs[doc], score) for score, _, doc in ordered if doc in slugs]
 
 
-def _best(conn: sqlite3.Connection, weighted: list[tuple[float, int]], limit: int | None,
+def _best(conn: sqlite3.Connection, weighted: list[tuple[float, list[Row]]], limit: int | None,
           norm: float, scale: float) -> list[tuple[float, int, int]]:
     """(score, first query word held, doc) of the best `limit` memories (all when None), best first;
     equal scores go by the first (rarest) query word a memory holds, then by doc id.
@@ -175,7 +177,7 @@ def _best(conn: sqlite3.Connection, weighted: list[tuple[float, int]], limit: in
     return [(score, -place, -doc) for score, place, doc in heap]
 
 
-def _postings(conn: sqlite3.Connection, weighted: list[tuple[float, int]], norm: float, scale: float) -> tuple[
+def _postings(conn: sqlite3.Connection, weighted: list[tuple[float, list[Row]]], norm: float, scale: float) -> tuple[
         dict[int, list[tuple[int, float, bytes, bytes]]], dict[int, list[float]], list[list[tuple[int, int]]],
         dict[tuple[int, int], int]]:
     """The query words' postings, not decoded, by block: (word's place, weight, low bytes, packed
@@ -186,9 +188,9 @@ def _postings(conn: sqlite3.Connection, weighted: list[tuple[float, int]], norm:
     bounds: dict[int, list[float]] = {}
     places = []
     exact: dict[tuple[int, int], int] = {}
-    for place, (weight, word) in enumerate(weighted):
+    for place, (weight, rows) in enumerate(weighted):
         held, heavy = [], False
-        for block, data, top, least in postings.blocks_of(conn, word):
+        for block, data, top, least, _ in rows:
             present = found.get(block)
             if present is None:
                 present = found[block] = []
@@ -202,7 +204,7 @@ def _postings(conn: sqlite3.Connection, weighted: list[tuple[float, int]], norm:
                 heavy = True
         places.append(held)
         if heavy:
-            exact.update(((place, doc), tf) for doc, tf in postings.heavy_of(conn, word).items())
+            exact.update(((place, doc), tf) for doc, tf in postings.heavy_of(conn, rows[0][4]).items())
     return found, bounds, places, exact
 
 

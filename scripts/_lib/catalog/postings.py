@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Iterable
 
+    Row = tuple[int, bytes, int, int, int]
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, block INTEGER NOT NULL, docs BLOB NOT NULL,
   top INTEGER NOT NULL, shortest INTEGER NOT NULL, PRIMARY KEY(word, block)) WITHOUT ROWID;
@@ -63,10 +65,10 @@ def read(conn: sqlite3.Connection, word: int, blocks: Iterable[int] | None = Non
     return found
 
 
-def blocks_of(conn: sqlite3.Connection, word: int) -> list[tuple[int, bytes, int, int]]:
-    """(block, packed low bytes and frequencies, highest frequency, shortest length) of the word's
-    postings, by block, not decoded."""
-    return conn.execute("SELECT block, docs, top, shortest FROM postings WHERE word=?", (word,)).fetchall()
+def blocks_of(conn: sqlite3.Connection, word: int) -> list[Row]:
+    """(block, packed low bytes and frequencies, highest frequency, shortest length, word) of the
+    word's postings, by block, not decoded."""
+    return conn.execute("SELECT block, docs, top, shortest, word FROM postings WHERE word=?", (word,)).fetchall()
 
 
 def heavy_of(conn: sqlite3.Connection, word: int) -> dict[int, int]:
