@@ -61,20 +61,20 @@ def document_frequency(conn: sqlite3.Connection, term: str) -> int:
     return postings.frequency(conn, word) if word is not None else 0
 
 
-def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[float, list[Row]]]:
-    """(weight, postings rows) of each query word, or of the known words it begins."""
+def _weighted_terms(conn: sqlite3.Connection, terms: list[str]) -> list[tuple[float, int, list[Row]]]:
+    """(weight, word id, postings rows) of each query word, or of the known words it begins."""
     found = []
     for term in terms:
         word = words.id_of(conn, term)
         rows = postings.blocks_of(conn, word) if word is not None else []
-        if rows:
-            found.append((1.0, rows))
+        if word is not None and rows:
+            found.append((1.0, word, rows))
         elif len(term) >= 3:  # (words no memory holds any more stay in the table: skipped)
             for (other,) in conn.execute(
                     "SELECT id FROM words w WHERE word > ? AND word < ? "
                     "AND EXISTS (SELECT 1 FROM postings p WHERE p.word = w.id) ORDER BY word LIMIT 50",
                     (term, term + "\uffff")).fetchall():
-                found.append((PREFIX_WEIGHT, postings.blocks_of(conn, other)))
+                found.append((PREFIX_WEIGHT, other, postings.blocks_of(conn, other)))
     return found
 
 
@@ -92,11 +92,11 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
     if not count:
         return []
     weighted = []
-    for weight, rows in _weighted_terms(conn, terms):
+    for weight, word, rows in _weighted_terms(conn, terms):
         df = sum(len(row[1]) for row in rows) // 2
         if max_df is None or df <= max_df * count:
             idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
-            weighted.append((weight * idf, rows))
+            weighted.append((weight * idf, word, rows))
     if not weighted:
         return []
     weighted.sort(key=lambda item: -item[0])  # rarest first: the order scores are summed and ties broken in
@@ -108,7 +108,7 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
     return [(slugs[doc], score) for score, _, doc in ordered if doc in slugs]
 
 
-def _best(conn: sqlite3.Connection, weighted: list[tuple[float, list[Row]]], limit: int | None,
+def _best(conn: sqlite3.Connection, weighted: list[tuple[float, int, list[Row]]], limit: int | None,
           norm: float, scale: float) -> list[tuple[float, int, int]]:
     """(score, first query word held, doc) of the best `limit` memories (all when None), best first;
     equal scores go by the first (rarest) query word a memory holds, then by doc id.
@@ -120,27 +120,31 @@ def _best(conn: sqlite3.Connection, weighted: list[tuple[float, list[Row]]], lim
     memories holding it, and a memory is dropped as soon as what it holds cannot reach it.
     """
     ceiling = K1 + 1
-    found, bounds, places, exact = _postings(conn, weighted, norm, scale)
+    found, bounds, places, highest, exact = _postings(conn, weighted, norm, scale)
+    reach = list(accumulate(reversed(highest), initial=0.0))[::-1]  # the most the words from the i-th on add
     heap: list[tuple[float, int, int]] = []  # (score, -place, -doc), the worst of the best at heap[0]
     threshold = -math.inf  # the worst of the best once there are `limit`, less a rounding error
     seen: set[int] = set()  # memories scored (or found out of reach) with a rarer word
     gains: dict[int, list[float]] = {}  # block -> the most its words from the i-th on add together
     lengths: dict[int, array[int]] = {}
     for place, held in enumerate(places):
+        if reach[place] < threshold:
+            break  # no memory holding none of the rarer words can reach the best any more
         chosen = []
         for block, index in held:
             gain = gains.get(block)
             if gain is None:
                 gain = gains[block] = list(accumulate(reversed(bounds[block]), initial=0.0))[::-1]
             if gain[index] >= threshold:
-                wanted = _needed(found[block], bounds[block], gain, index, threshold)
-                if wanted is None or wanted:
-                    chosen.append((block, index, wanted))
-        lengths.update(postings.lengths_in(conn, [block for block, _, _ in chosen if block not in lengths]))
-        for block, index, wanted in chosen:
+                chosen.append((block, index))
+        lengths.update(postings.lengths_in(conn, [block for block, _ in chosen if block not in lengths]))
+        for block, index in chosen:
             gain, present, sizes = gains[block], found[block], lengths[block]
             if gain[index] < threshold:
                 continue  # (the threshold rose since)
+            wanted = _needed(present, bounds[block], gain, index, threshold)
+            if wanted is not None and not wanted:
+                continue
             weight, lows, data = present[index][1:]
             base = block << postings.SHIFT
             for at, low in enumerate(lows):
@@ -177,20 +181,21 @@ def _best(conn: sqlite3.Connection, weighted: list[tuple[float, list[Row]]], lim
     return [(score, -place, -doc) for score, place, doc in heap]
 
 
-def _postings(conn: sqlite3.Connection, weighted: list[tuple[float, list[Row]]], norm: float, scale: float) -> tuple[
+def _postings(conn: sqlite3.Connection, weighted: list[tuple[float, int, list[Row]]], norm: float, scale: float) -> tuple[
         dict[int, list[tuple[int, float, bytes, bytes]]], dict[int, list[float]], list[list[tuple[int, int]]],
-        dict[tuple[int, int], int]]:
+        list[float], dict[tuple[int, int], int]]:
     """The query words' postings, not decoded, by block: (word's place, weight, low bytes, packed
     postings) by place; the most each adds to a score there; for each place, (block, index in the
-    block's lists); and (place, doc) -> tf of frequencies past a byte."""
+    block's lists); the most each word adds in any block; and (place, doc) -> tf of frequencies
+    past a byte."""
     ceiling = K1 + 1
     found: dict[int, list[tuple[int, float, bytes, bytes]]] = {}
     bounds: dict[int, list[float]] = {}
-    places = []
+    places, highest = [], []
     exact: dict[tuple[int, int], int] = {}
-    for place, (weight, rows) in enumerate(weighted):
-        held, heavy = [], False
-        for block, data, top, least, _ in rows:
+    for place, (weight, word, rows) in enumerate(weighted):
+        held, most, heavy = [], 0.0, False
+        for block, data, top, least in rows:
             present = found.get(block)
             if present is None:
                 present = found[block] = []
@@ -198,14 +203,17 @@ def _postings(conn: sqlite3.Connection, weighted: list[tuple[float, list[Row]]],
             held.append((block, len(present)))
             present.append((place, weight, data[0::2], data))
             if top < postings.HEAVY:
-                bounds[block].append(weight * top * ceiling / (top + norm + scale * least))
+                bound = weight * top * ceiling / (top + norm + scale * least)
             else:
-                bounds[block].append(weight * ceiling)
-                heavy = True
+                bound, heavy = weight * ceiling, True
+            bounds[block].append(bound)
+            if bound > most:
+                most = bound
         places.append(held)
+        highest.append(most)
         if heavy:
-            exact.update(((place, doc), tf) for doc, tf in postings.heavy_of(conn, rows[0][4]).items())
-    return found, bounds, places, exact
+            exact.update(((place, doc), tf) for doc, tf in postings.heavy_of(conn, word).items())
+    return found, bounds, places, highest, exact
 
 
 def _needed(present: list[tuple[int, float, bytes, bytes]], bounds: list[float], gain: list[float],

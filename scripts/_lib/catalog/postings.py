@@ -4,8 +4,8 @@ A row per (word, block of 256 consecutive doc ids) holds two bytes per memory of
 has the word: the doc id's low byte and the term frequency, by doc id. A row per (word, doc) took
 five times the space. A frequency of 255 or more is written 255 and kept exactly in `heavy`.
 Postings are read in doc id order, as the rows were before. The length of each memory (in terms)
-is kept beside them, a row of 256 four-byte integers per block (`lengths`), so a word's postings
-come with the lengths BM25 needs in one read. Each row also keeps the highest frequency and the
+is kept beside them, a row of 256 integers per block (`lengths`: a width byte, 2 or 4, then
+little-endian integers of that width), so a word's postings come with the lengths BM25 needs in one read. Each row also keeps the highest frequency and the
 shortest length among its docs: what a word can add to the score of any memory of the block is
 bounded by them, so that BM25 can pass over blocks without decoding them.
 """
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Iterable
 
-    Row = tuple[int, bytes, int, int, int]
+    Row = tuple[int, bytes, int, int]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, block INTEGER NOT NULL, docs BLOB NOT NULL,
@@ -34,7 +34,7 @@ SHIFT = 8  # a block holds the doc ids sharing all but their low byte
 HEAVY = 255  # a frequency this high or higher is looked up in `heavy`
 _BATCH = 500  # parameters per `IN (...)` lookup
 _LITTLE = sys.byteorder == "little"
-_NO_LENGTHS = bytes(4 << SHIFT)
+_NO_LENGTHS = bytes((2,)) + bytes(2 << SHIFT)
 
 
 def frequency(conn: sqlite3.Connection, word: int) -> int:
@@ -66,9 +66,9 @@ def read(conn: sqlite3.Connection, word: int, blocks: Iterable[int] | None = Non
 
 
 def blocks_of(conn: sqlite3.Connection, word: int) -> list[Row]:
-    """(block, packed low bytes and frequencies, highest frequency, shortest length, word) of the
-    word's postings, by block, not decoded."""
-    return conn.execute("SELECT block, docs, top, shortest, word FROM postings WHERE word=?", (word,)).fetchall()
+    """(block, packed low bytes and frequencies, highest frequency, shortest length) of the word's
+    postings, by block, not decoded."""
+    return conn.execute("SELECT block, docs, top, shortest FROM postings WHERE word=?", (word,)).fetchall()
 
 
 def heavy_of(conn: sqlite3.Connection, word: int) -> dict[int, int]:
@@ -95,13 +95,15 @@ def lengths_in(conn: sqlite3.Connection, blocks: list[int]) -> dict[int, array[i
 def set_lengths(conn: sqlite3.Connection, block: int, lengths: dict[int, int]) -> array[int]:
     """Record the lengths of docs of one block (low byte -> length); the block's lengths after."""
     sizes = lengths_of(conn, block)
+    if sizes.typecode == "H" and max(lengths.values(), default=0) > 0xFFFF:
+        sizes = array("I", sizes)
     for low, length in lengths.items():
         sizes[low] = length
     stored = sizes
     if not _LITTLE:
-        stored = array("I", sizes)
+        stored = array(sizes.typecode, sizes)
         stored.byteswap()
-    conn.execute("INSERT OR REPLACE INTO lengths VALUES (?, ?)", (block, stored.tobytes()))
+    conn.execute("INSERT OR REPLACE INTO lengths VALUES (?, ?)", (block, bytes((sizes.itemsize,)) + stored.tobytes()))
     return sizes
 
 
@@ -111,7 +113,8 @@ def _row(word: int, block: int, data: bytes, sizes: array[int]) -> tuple[int, in
 
 
 def _integers(data: bytes) -> array[int]:
-    sizes = array("I", data)
+    sizes = array("H" if data[0] == 2 else "I")
+    sizes.frombytes(data[1:])
     if not _LITTLE:
         sizes.byteswap()
     return sizes
