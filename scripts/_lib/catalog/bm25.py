@@ -1,11 +1,14 @@
-"""BM25 ranking over the catalog's postings, reading only what can change the top k (MaxScore).
+"""BM25 ranking over the catalog's postings, decoding only what can change the top k (block-max MaxScore).
 
-Query words are taken rarest first. A word can add at most idf * (K1 + 1) to a memory's score;
-once the scores found so far put the k-th best above what all the words not yet read could
-add together, no memory outside the candidates can still enter the top k. The remaining
-(common) words are then read only in the blocks of doc ids of the candidates that can still
-make it, instead of in full. The top k is exactly that of
-scoring every matching memory, at a cost bounded by the rare words' postings and k.
+Each postings row (a word in a block of 256 doc ids) keeps its highest frequency and shortest
+length, which bound what the word adds to the score of any memory of the block. Query words
+are taken rarest first and each memory is scored once, with the first of them it holds: it can
+gain at most the bounds of the block's words from that one on. Once the top k is full, a block
+whose bounds add up below the k-th score is passed over undecoded, a word without whose bound
+the k-th score is out of reach narrows the block to the memories holding it (a set intersection
+of low bytes), and a memory is dropped as soon as what it holds cannot reach the k-th score.
+The top k, its scores and the order of equal scores are exactly those of scoring every
+matching memory (tests/test_index.py checks it on random corpora).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ K1 = 1.5   # term-frequency saturation; tuned on the ADR evaluation set (bench/s
 B = 0.75   # document-length normalisation
 PREFIX_WEIGHT = 0.5  # a query word unknown to the scope also matches words it begins ("auth" -> "authentication")
 _BATCH = 500  # doc ids per `IN (...)` lookup
-_SLACK = 1e-9  # bounds are sums in another order than scores: a rounding apart
+_SLACK = 1e-9  # (relative) a score and the bounds above it are sums in different orders: a rounding apart
 
 
 STATS_KEY = "bm25"  # meta: "<memories> <sum of their lengths>", kept by every transaction that changes docs
@@ -111,20 +114,14 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
 def _best(conn: sqlite3.Connection, weighted: list[tuple[float, int, list[Row]]], limit: int | None,
           norm: float, scale: float) -> list[tuple[float, int, int]]:
     """(score, first query word held, doc) of the best `limit` memories (all when None), best first;
-    equal scores go by the first (rarest) query word a memory holds, then by doc id.
-
-    Words are taken rarest first, and each memory is scored once, with the first of them it holds.
-    Such a memory can gain at most the bounds of the block's words from there on (their highest
-    frequency at their shortest length): blocks where those add up below the `limit`-th score so far
-    are passed over, a word without whose bound that score is out of reach narrows the block to the
-    memories holding it, and a memory is dropped as soon as what it holds cannot reach it.
-    """
+    equal scores go by the first (rarest) query word a memory holds, then by doc id (the order
+    scoring every memory word by word gives them). See the module's docstring for the pruning."""
     ceiling = K1 + 1
     found, bounds, places, highest, exact = _postings(conn, weighted, norm, scale)
     reach = list(accumulate(reversed(highest), initial=0.0))[::-1]  # the most the words from the i-th on add
     heap: list[tuple[float, int, int]] = []  # (score, -place, -doc), the worst of the best at heap[0]
     threshold = -math.inf  # the worst of the best once there are `limit`, less a rounding error
-    seen: set[int] = set()  # memories scored (or found out of reach) with a rarer word
+    seen: set[int] = set()  # memories taken up with a rarer word (scored, or found out of reach)
     gains: dict[int, list[float]] = {}  # block -> the most its words from the i-th on add together
     lengths: dict[int, array[int]] = {}
     for place, held in enumerate(places):

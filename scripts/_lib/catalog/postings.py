@@ -5,9 +5,10 @@ has the word: the doc id's low byte and the term frequency, by doc id. A row per
 five times the space. A frequency of 255 or more is written 255 and kept exactly in `heavy`.
 Postings are read in doc id order, as the rows were before. The length of each memory (in terms)
 is kept beside them, a row of 256 integers per block (`lengths`: a width byte, 2 or 4, then
-little-endian integers of that width), so a word's postings come with the lengths BM25 needs in one read. Each row also keeps the highest frequency and the
-shortest length among its docs: what a word can add to the score of any memory of the block is
-bounded by them, so that BM25 can pass over blocks without decoding them.
+little-endian integers of that width), so a word's postings come with the lengths BM25 needs in
+one read. Each postings row also keeps the highest frequency and the shortest length among its
+docs: together they bound what the word adds to the score of any memory of the block, so that
+BM25 can pass over blocks without decoding them.
 """
 
 from __future__ import annotations
@@ -173,11 +174,12 @@ def remove(conn: sqlite3.Connection, doc: int, words: list[int]) -> None:
             heavy.append((word, doc))
         rest = data[:at * 2] + data[at * 2 + 2:]
         if rest:
-            sizes = sizes or lengths_of(conn, block)
-            changed.append((rest, max(rest[1::2]), min(map(sizes.__getitem__, rest[0::2])), word, block))
+            if sizes is None:
+                sizes = lengths_of(conn, block)
+            changed.append(_row(word, block, rest, sizes))
         else:
             emptied.append((word, block))
-    conn.executemany("UPDATE postings SET docs=?, top=?, shortest=? WHERE word=? AND block=?", changed)
+    conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?, ?, ?)", changed)
     if emptied:
         conn.executemany("DELETE FROM postings WHERE word=? AND block=?", emptied)
     if heavy:
@@ -230,14 +232,12 @@ class Staged:
 
     def flush(self) -> None:
         parts = {word: bytes(part) for word, part in sorted(self.words.items()) if part}
-        if not parts:
-            if self.lengths:
-                set_lengths(self.conn, self.block, self.lengths)  # type: ignore[arg-type]  # (set with them)
-            self.words, self.lengths = {}, {}
-            return
-        sizes = set_lengths(self.conn, self.block, self.lengths)  # type: ignore[arg-type]  # (set with them)
+        # (a block's lengths are set with its postings)
+        sizes = set_lengths(self.conn, self.block, self.lengths) if self.lengths else None  # type: ignore[arg-type]
         self.words, self.lengths = {}, {}
-        assert self.block is not None
+        if not parts:
+            return
+        assert self.block is not None and sizes is not None
         fresh = self.highest is not None and self.block > self.highest
         older = {} if fresh else _blocks(self.conn, self.block, list(parts))
         self.highest = max(self.block, self.highest if self.highest is not None else self.block)
