@@ -490,6 +490,6 @@ def test_pruned_ranking_is_the_exhaustive_one(seed: int) -> None:
             if first is not None:
                 exhaustive.append((-score, first, doc))
         expected = [(f"m{doc}", -score) for score, _, doc in sorted(exhaustive)]
-        for limit in (1, 2, 5, 20, None):
+        for limit in (0, 1, 2, 5, 20, None):
             assert bm25.rank(SimpleNamespace(conn=conn), [f"w{word}" for word in query], limit=limit) == \
                 expected[:limit], (query, limit)

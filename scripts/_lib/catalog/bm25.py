@@ -88,7 +88,7 @@ def rank(catalog: Catalog, terms: list[str], *, limit: int | None = None,
     `limit` keeps the best ones only (and lets blocks and memories that cannot reach them go unread);
     `max_df` (a share of the scope's memories) skips words so common they cannot tell memories apart.
     """
-    if not terms:
+    if not terms or limit == 0:
         return []
     conn = catalog.conn
     count, average = collection(conn)
