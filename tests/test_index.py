@@ -406,7 +406,7 @@ def test_packed_postings_read_back_as_recorded(seed: int) -> None:
     model: dict[int, dict[int, int]] = {}  # doc -> word -> tf
 
     def counts() -> dict[int, int]:
-        return {word: rng.choice((1, 1, 2, 3, 254, 255, 256, 1000)) for word in rng.sample(range(1, 40), 6)}
+        return {word: rng.choice((1, 1, 2, 3, 254, 255, 256, 1000, 70000)) for word in rng.sample(range(1, 40), 6)}
 
     for _ in range(6):
         staged = postings.Staged(conn) if rng.random() < 0.5 else None
@@ -427,3 +427,69 @@ def test_packed_postings_read_back_as_recorded(seed: int) -> None:
         assert postings.frequency(conn, word) == len(expected)
         some = {doc for doc, _, _ in expected[::3]}
         assert postings.holding(conn, word, some) == sorted(some)
+        for block, _, top, shortest in postings.blocks_of(conn, word):  # the bounds BM25 prunes by
+            held = [(tf, length) for doc, tf, length in expected if doc >> postings.SHIFT == block]
+            assert top == min(max(tf for tf, _ in held), postings.HEAVY)
+            assert shortest == min(length for _, length in held)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pruned_ranking_is_the_exhaustive_one(seed: int) -> None:
+    """The best k of BM25, with blocks and memories passed over by their bounds, are exactly the
+    first k of scoring every memory holding a query word: the same memories with the same scores,
+    equal scores in the same order (by the first, rarest, query word held, then by doc id). Corpora
+    with many equal scores, frequencies past a byte, removed memories, and blocks with gaps."""
+    import math
+    import random
+    import sqlite3
+    from types import SimpleNamespace
+
+    from _lib.catalog import bm25, postings
+
+    rng = random.Random(seed)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript(postings.SCHEMA + """
+        CREATE TABLE words(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE);
+        CREATE TABLE docs(id INTEGER PRIMARY KEY, slug TEXT NOT NULL, length INTEGER NOT NULL);
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);""")
+    conn.executemany("INSERT INTO words VALUES (?, ?)", [(word, f"w{word}") for word in range(1, 31)])
+    model: dict[int, tuple[dict[int, int], int]] = {}  # doc -> (word -> tf, length)
+    staged, doc = postings.Staged(conn), 0
+    for _ in range(rng.randint(50, 1500)):
+        if model and rng.random() < 0.1:
+            gone = rng.choice(sorted(model))
+            staged.remove(gone, list(model.pop(gone)[0]))
+            conn.execute("DELETE FROM docs WHERE id=?", (gone,))
+            continue
+        doc += rng.choice((1, 1, 1, 1, 300))
+        counts: dict[int, int] = {}
+        for _ in range(rng.randint(1, 10)):  # a few words in most memories, most words in a few
+            word = min(int(rng.paretovariate(0.8)), 30)
+            counts[word] = counts.get(word, 0) + rng.choice((1, 1, 1, 2, 3, 300))
+        model[doc] = counts, sum(counts.values()) + rng.choice((0, 0, 4, 60))
+        staged.add(doc, model[doc][1], list(counts.items()))
+        conn.execute("INSERT INTO docs VALUES (?, ?, ?)", (doc, f"m{doc}", model[doc][1]))
+    staged.flush()
+    count = len(model)
+    average = max(sum(length for _, length in model.values()) / count, 1.0)
+    norm, scale = bm25.K1 * (1 - bm25.B), bm25.K1 * bm25.B / average
+    held = sorted({word for counts, _ in model.values() for word in counts})
+    for _ in range(25):
+        query = rng.sample(held, min(len(held), rng.randint(1, 7)))
+        frequency = {word: sum(word in counts for counts, _ in model.values()) for word in query}
+        weighted = sorted(((math.log(1 + (count - frequency[word] + 0.5) / (frequency[word] + 0.5)), word)
+                           for word in query), key=lambda item: -item[0])
+        exhaustive = []
+        for doc, (counts, length) in model.items():
+            score, first = 0.0, None
+            for place, (weight, word) in enumerate(weighted):
+                if word in counts:
+                    tf = counts[word]
+                    score += weight * tf * (bm25.K1 + 1) / (tf + norm + scale * length)
+                    first = place if first is None else first
+            if first is not None:
+                exhaustive.append((-score, first, doc))
+        expected = [(f"m{doc}", -score) for score, _, doc in sorted(exhaustive)]
+        for limit in (0, 1, 2, 5, 20, None):
+            assert bm25.rank(SimpleNamespace(conn=conn), [f"w{word}" for word in query], limit=limit) == \
+                expected[:limit], (query, limit)

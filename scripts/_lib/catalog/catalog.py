@@ -41,7 +41,7 @@ from ..workspace.scopes import Scope
 if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
 
-SCHEMA_VERSION = 13  # a new layout, or a new way of reading files: every catalog is rebuilt
+SCHEMA_VERSION = 14  # a new layout, or a new way of reading files: every catalog is rebuilt
 DB_NAME = "catalog.sqlite3"
 DISK_KEY = "disk"  # meta: fingerprint of the file stamps the catalog reflects
 ROOT_KEY = "root"  # meta: stamp of the scope directory itself when we last held the lock

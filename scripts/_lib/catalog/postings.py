@@ -4,8 +4,11 @@ A row per (word, block of 256 consecutive doc ids) holds two bytes per memory of
 has the word: the doc id's low byte and the term frequency, by doc id. A row per (word, doc) took
 five times the space. A frequency of 255 or more is written 255 and kept exactly in `heavy`.
 Postings are read in doc id order, as the rows were before. The length of each memory (in terms)
-is kept beside them, a row of 256 four-byte integers per block (`lengths`), so a word's postings
-come with the lengths BM25 needs in one read.
+is kept beside them, a row of 256 integers per block (`lengths`: a width byte, 2 or 4, then
+little-endian integers of that width), so a word's postings come with the lengths BM25 needs in
+one read. Each postings row also keeps the highest frequency and the shortest length among its
+docs: together they bound what the word adds to the score of any memory of the block, so that
+BM25 can pass over blocks without decoding them.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Iterable
 
+    Row = tuple[int, bytes, int, int]
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS postings(word INTEGER NOT NULL, block INTEGER NOT NULL, docs BLOB NOT NULL,
-  PRIMARY KEY(word, block)) WITHOUT ROWID;
+  top INTEGER NOT NULL, shortest INTEGER NOT NULL, PRIMARY KEY(word, block)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS heavy(word INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
   PRIMARY KEY(word, doc)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lengths(block INTEGER PRIMARY KEY, data BLOB NOT NULL);
@@ -30,7 +35,7 @@ SHIFT = 8  # a block holds the doc ids sharing all but their low byte
 HEAVY = 255  # a frequency this high or higher is looked up in `heavy`
 _BATCH = 500  # parameters per `IN (...)` lookup
 _LITTLE = sys.byteorder == "little"
-_NO_LENGTHS = bytes(4 << SHIFT)
+_NO_LENGTHS = bytes((2,)) + bytes(2 << SHIFT)
 
 
 def frequency(conn: sqlite3.Connection, word: int) -> int:
@@ -61,19 +66,56 @@ def read(conn: sqlite3.Connection, word: int, blocks: Iterable[int] | None = Non
     return found
 
 
-def set_lengths(conn: sqlite3.Connection, block: int, lengths: dict[int, int]) -> None:
-    """Record the lengths of docs of one block (low byte -> length)."""
+def blocks_of(conn: sqlite3.Connection, word: int) -> list[Row]:
+    """(block, packed low bytes and frequencies, highest frequency, shortest length) of the word's
+    postings, by block, not decoded."""
+    return conn.execute("SELECT block, docs, top, shortest FROM postings WHERE word=?", (word,)).fetchall()
+
+
+def heavy_of(conn: sqlite3.Connection, word: int) -> dict[int, int]:
+    """doc -> exact frequency, of the word's postings written HEAVY."""
+    return dict(conn.execute("SELECT doc, tf FROM heavy WHERE word=?", (word,)))
+
+
+def lengths_of(conn: sqlite3.Connection, block: int) -> array[int]:
+    """The lengths of the docs of a block, by low byte."""
     row = conn.execute("SELECT data FROM lengths WHERE block=?", (block,)).fetchone()
-    sizes = _integers(row[0] if row else _NO_LENGTHS)
+    return _integers(row[0] if row else _NO_LENGTHS)
+
+
+def lengths_in(conn: sqlite3.Connection, blocks: list[int]) -> dict[int, array[int]]:
+    """block -> the lengths of its docs, by low byte, for each of `blocks`."""
+    found = dict.fromkeys(blocks, _NO_LENGTHS)
+    for start in range(0, len(blocks), _BATCH):
+        chunk = blocks[start:start + _BATCH]
+        found.update(conn.execute(f"SELECT block, data FROM lengths WHERE block IN ({', '.join('?' * len(chunk))})",
+                                  chunk))
+    return {block: _integers(data) for block, data in found.items()}
+
+
+def set_lengths(conn: sqlite3.Connection, block: int, lengths: dict[int, int]) -> array[int]:
+    """Record the lengths of docs of one block (low byte -> length); the block's lengths after."""
+    sizes = lengths_of(conn, block)
+    if sizes.typecode == "H" and max(lengths.values(), default=0) > 0xFFFF:
+        sizes = array("I", sizes)
     for low, length in lengths.items():
         sizes[low] = length
+    stored = sizes
     if not _LITTLE:
-        sizes.byteswap()
-    conn.execute("INSERT OR REPLACE INTO lengths VALUES (?, ?)", (block, sizes.tobytes()))
+        stored = array(sizes.typecode, sizes)
+        stored.byteswap()
+    conn.execute("INSERT OR REPLACE INTO lengths VALUES (?, ?)", (block, bytes((sizes.itemsize,)) + stored.tobytes()))
+    return sizes
+
+
+def _row(word: int, block: int, data: bytes, sizes: array[int]) -> tuple[int, int, bytes, int, int]:
+    """A postings row: with the highest frequency and the shortest length of its docs."""
+    return word, block, data, max(data[1::2]), min(map(sizes.__getitem__, data[0::2]))
 
 
 def _integers(data: bytes) -> array[int]:
-    sizes = array("I", data)
+    sizes = array("H" if data[0] == 2 else "I")
+    sizes.frombytes(data[1:])
     if not _LITTLE:
         sizes.byteswap()
     return sizes
@@ -104,7 +146,7 @@ def add(conn: sqlite3.Connection, doc: int, length: int, counts: Iterable[tuple[
     """Record that memory `doc` (of `length` terms) holds each (word, tf) of `counts` (inside the
     caller's transaction)."""
     block, low = doc >> SHIFT, doc & 0xFF
-    set_lengths(conn, block, {low: length})
+    sizes = set_lengths(conn, block, {low: length})
     frequencies = dict(counts)
     current = _blocks(conn, block, list(frequencies))
     rows = []
@@ -112,8 +154,8 @@ def add(conn: sqlite3.Connection, doc: int, length: int, counts: Iterable[tuple[
         data = current.get(word, b"")
         at = _position(data[0::2], low)
         keep = 1 if at * 2 < len(data) and data[at * 2] == low else 0
-        rows.append((word, block, data[:at * 2] + bytes((low, min(tf, HEAVY))) + data[(at + keep) * 2:]))
-    conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?)", rows)
+        rows.append(_row(word, block, data[:at * 2] + bytes((low, min(tf, HEAVY))) + data[(at + keep) * 2:], sizes))
+    conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?, ?, ?)", rows)
     heavy = [(word, doc, tf) for word, tf in frequencies.items() if tf >= HEAVY]
     if heavy:
         conn.executemany("INSERT OR REPLACE INTO heavy VALUES (?, ?, ?)", heavy)
@@ -123,6 +165,7 @@ def remove(conn: sqlite3.Connection, doc: int, words: list[int]) -> None:
     """Forget that memory `doc` holds `words`."""
     block, low = doc >> SHIFT, doc & 0xFF
     changed, emptied, heavy = [], [], []
+    sizes = None
     for word, data in _blocks(conn, block, words).items():
         at = _position(data[0::2], low)
         if at * 2 >= len(data) or data[at * 2] != low:
@@ -131,10 +174,12 @@ def remove(conn: sqlite3.Connection, doc: int, words: list[int]) -> None:
             heavy.append((word, doc))
         rest = data[:at * 2] + data[at * 2 + 2:]
         if rest:
-            changed.append((rest, word, block))
+            if sizes is None:
+                sizes = lengths_of(conn, block)
+            changed.append(_row(word, block, rest, sizes))
         else:
             emptied.append((word, block))
-    conn.executemany("UPDATE postings SET docs=? WHERE word=? AND block=?", changed)
+    conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?, ?, ?)", changed)
     if emptied:
         conn.executemany("DELETE FROM postings WHERE word=? AND block=?", emptied)
     if heavy:
@@ -187,17 +232,18 @@ class Staged:
 
     def flush(self) -> None:
         parts = {word: bytes(part) for word, part in sorted(self.words.items()) if part}
-        if self.lengths:
-            set_lengths(self.conn, self.block, self.lengths)  # type: ignore[arg-type]  # (set with them)
+        # (a block's lengths are set with its postings)
+        sizes = set_lengths(self.conn, self.block, self.lengths) if self.lengths else None  # type: ignore[arg-type]
         self.words, self.lengths = {}, {}
         if not parts:
             return
-        assert self.block is not None
+        assert self.block is not None and sizes is not None
         fresh = self.highest is not None and self.block > self.highest
         older = {} if fresh else _blocks(self.conn, self.block, list(parts))
         self.highest = max(self.block, self.highest if self.highest is not None else self.block)
-        self.conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?)", [
-            (word, self.block, _merged(older[word], data) if word in older else data) for word, data in parts.items()])
+        self.conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?, ?, ?)", [
+            _row(word, self.block, _merged(older[word], data) if word in older else data, sizes)
+            for word, data in parts.items()])
 
 
 def _merged(older: bytes, newer: bytes) -> bytes:

@@ -29,8 +29,8 @@ def _placeholders(values: Iterable[object]) -> str:
 # -- documents, terms and tags --------------------------------------------------------------
 
 def count(catalog: Catalog) -> int:
-    """How many memories the catalog holds."""
-    return catalog.conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+    """How many memories the catalog holds (as BM25 keeps the figure: counting 100,000 rows takes milliseconds)."""
+    return bm25.collection(catalog.conn)[0]
 
 
 def counts_by_type(catalog: Catalog) -> list[tuple[str, int]]:
@@ -50,10 +50,13 @@ def terms(catalog: Catalog) -> Iterator[tuple[str, str]]:
         yield slug, " ".join([spelled[ident] for ident in words.unpack(ids)])
 
 
-def terms_of(catalog: Catalog, slug: str) -> list[str] | None:
-    """The indexed words of one memory, None when it is not catalogued."""
+def terms_held(catalog: Catalog, slug: str, terms: Iterable[str]) -> set[str]:
+    """Those of `terms` that are indexed words of one memory (none when it is not catalogued)."""
     row = catalog.conn.execute("SELECT words FROM docs WHERE slug=?", (slug,)).fetchone()
-    return words.spelled(catalog.conn, words.unpack(row[0])) if row else None
+    if row is None:
+        return set()
+    held = set(words.unpack(row[0]))
+    return {term for term, ident in words.lookup(catalog.conn, list(terms)).items() if ident in held}
 
 
 def document_frequency(catalog: Catalog, term: str) -> int:

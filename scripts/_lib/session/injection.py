@@ -210,7 +210,7 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
             entry = catalog.get(slug)
             if entry is None or entry.status != "active" or entry.type == "session":
                 continue
-            matched = set(idf) & set(queries.terms_of(catalog, slug) or ())
+            matched = queries.terms_held(catalog, slug, idf)
             coverage = sum(idf[term] for term in matched) / total if total else 0.0
             named = matched & (set(entry.tags) | set(text.tokens(entry.title)))
             if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (named and len(idf) == 1 and len(terms) <= 2):
