@@ -732,6 +732,18 @@ def test_the_counting_hooks_import_nothing_heavy(hooks: Hooks) -> None:
     assert state["edits_since_capture"] == 1 and state["prompts"] == 1  # and they did their work
 
 
+def test_an_edit_is_counted_when_its_payload_holds_half_an_emoji(hooks: Hooks) -> None:
+    # JSON carries a lone surrogate as an escape (a string cut between the two halves of a pair); UTF-8
+    # cannot hold one, and the session state is still written, the text kept as JSON wrote it
+    _edit(hooks, 1)
+    payload = json.dumps(hooks.post_edit(hooks.project / "src/notes-HALF.md", "Write")).replace("HALF", "\\ud83d")
+    assert hooks.run("clear-memory-check-flag", raw=payload.encode()).out == ""
+    _edit(hooks, 1, start=1)
+    state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text(encoding="utf-8"))
+    assert state["edits_since_capture"] == 3
+    assert state["files_changed"][1] == f"{hooks.project}/src/notes-\ud83d.md"
+
+
 
 def test_memory_write_clears_the_flag(hooks: Hooks) -> None:
     _edit(hooks, 6)

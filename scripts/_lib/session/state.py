@@ -55,7 +55,9 @@ class Session:
             state = self.load()
             result = change(state)
             state["touched"] = time.time()
-            fsutil.write_atomically(self.path, jsontext.dumps(state), durable=False)
+            # a lone surrogate (JSON carries one, UTF-8 cannot) is written as its JSON escape
+            fsutil.write_atomically(self.path, jsontext.dumps(state).encode("utf-8", "backslashreplace"),
+                                    durable=False)
         return result
 
     def remove(self) -> None:
