@@ -43,6 +43,15 @@ def test_any_text_is_read_as_json_reads_it_or_refused_as_json_refuses_it(text: s
     assert found == expected or (isinstance(found, float) and math.isnan(found) and math.isnan(expected))
 
 
+@pytest.mark.parametrize("data", ['{"a": "\u00e9"}'.encode("utf-8-sig"), '{"a": "\u00e9"}'.encode("utf-16"),
+                                  '{"a": "\u00e9"}'.encode("utf-16-le"), '{"a": "\u00e9"}'.encode("utf-32"),
+                                  '["\ud83d"]'.encode("utf-8", "surrogatepass"), b"[1]"],
+                         ids=["utf-8-bom", "utf-16", "utf-16-le", "utf-32", "surrogate", "utf-8"])
+def test_bytes_are_read_in_the_encoding_json_finds_in_them(data: bytes) -> None:
+    # json.loads takes bytes in UTF-8 (a BOM allowed, a surrogate passed), UTF-16 or UTF-32
+    assert jsontext.loads(data) == json.loads(data)
+
+
 def test_what_json_cannot_write_is_refused_as_json_refuses_it() -> None:
     with pytest.raises(TypeError):
         jsontext.dumps({"a": object()})

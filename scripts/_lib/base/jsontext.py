@@ -35,7 +35,12 @@ class _Decoding:
 def loads(text: str | bytes) -> Any:
     """The value of a JSON document, as json.loads gives it; ValueError when it is not JSON."""
     if isinstance(text, (bytes, bytearray)):
-        text = text.decode("utf-8")  # (a UnicodeDecodeError is a ValueError too)
+        head = text[:4]
+        if b"\x00" in head or head.startswith((b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")):
+            import json  # a BOM, or UTF-16 or UTF-32: json.loads finds which
+
+            return json.loads(text)
+        text = text.decode("utf-8", "surrogatepass")  # as json.loads decodes (a UnicodeDecodeError is a ValueError)
     if _json is not None:
         start = len(text) - len(text.lstrip(_WHITESPACE))
         try:
