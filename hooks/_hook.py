@@ -50,8 +50,9 @@ def run_hook(handle: Callable[[dict[str, Any], HookRun], dict[str, Any] | None])
                 from _lib.session.output import capped  # never more than Claude Code shows in full
 
                 answer = capped(answer)
-                sys.stdout.write(jsontext.dumps(answer) + "\n")
-                sys.stdout.flush()
+                # UTF-8 whatever the locale; a lone surrogate (JSON carries one, UTF-8 cannot) as its JSON escape
+                sys.stdout.buffer.write(jsontext.dumps(answer).encode("utf-8", "backslashreplace") + b"\n")
+                sys.stdout.buffer.flush()
         for warning in run.warnings():
             run.log(f"note: {warning}")
     except BaseException as exc:  # noqa: BLE001 - fail open: a hook must never break the session

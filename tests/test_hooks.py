@@ -468,6 +468,17 @@ def test_bash_gotcha_for_the_program_used(hooks: Hooks) -> None:
     assert "gotcha-token-refresh-must-be-serialised" not in warning
 
 
+def test_bash_gotcha_for_a_command_holding_half_an_emoji(hooks: Hooks) -> None:
+    # the answer quotes the command: a lone surrogate in it goes back as the JSON escape it came as
+    bash_project(hooks)
+    payload = json.dumps(hooks.post_bash("docker compose up -d # HALF", "started")).replace("HALF", "\\ud83d")
+    result = hooks.run("memory-context-bash", raw=payload.encode())
+    assert "# \\ud83d`" in result.out
+    warning = result.context("PostToolUse") or ""
+    assert warning.startswith("Known gotchas for `docker compose up -d # \ud83d`")
+    assert "gotcha-compose-needs-the-db-healthcheck" in warning
+
+
 def test_bash_gotcha_for_a_path_in_the_command(hooks: Hooks) -> None:
     bash_project(hooks)
     warning = hooks.run("memory-context-bash", hooks.post_bash("cat src/auth/login.ts", "x")).context(
