@@ -50,8 +50,7 @@ def run_hook(handle: Callable[[dict[str, Any], HookRun], dict[str, Any] | None])
                 from _lib.session.output import capped  # never more than Claude Code shows in full
 
                 answer = capped(answer)
-                # UTF-8 whatever the locale; a lone surrogate (JSON carries one, UTF-8 cannot) as its JSON escape
-                sys.stdout.buffer.write(jsontext.dumps(answer).encode("utf-8", "backslashreplace") + b"\n")
+                sys.stdout.buffer.write(jsontext.encoded(answer) + b"\n")  # (UTF-8 whatever the locale)
                 sys.stdout.buffer.flush()
         for warning in run.warnings():
             run.log(f"note: {warning}")

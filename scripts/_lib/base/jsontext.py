@@ -65,5 +65,11 @@ def dumps(value: Any) -> str:
     return "".join(encode(value, 0))
 
 
+def encoded(value: Any) -> bytes:
+    """dumps(value) in UTF-8, a lone surrogate (JSON carries one, UTF-8 cannot) as its JSON escape: read
+    back, the text is the same."""
+    return dumps(value).encode("utf-8", "backslashreplace")
+
+
 def _unserialisable(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

@@ -55,9 +55,7 @@ class Session:
             state = self.load()
             result = change(state)
             state["touched"] = time.time()
-            # a lone surrogate (JSON carries one, UTF-8 cannot) is written as its JSON escape
-            fsutil.write_atomically(self.path, jsontext.dumps(state).encode("utf-8", "backslashreplace"),
-                                    durable=False)
+            fsutil.write_atomically(self.path, jsontext.encoded(state), durable=False)
         return result
 
     def remove(self) -> None:
