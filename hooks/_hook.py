@@ -50,8 +50,8 @@ def run_hook(handle: Callable[[dict[str, Any], HookRun], dict[str, Any] | None])
                 from _lib.session.output import capped  # never more than Claude Code shows in full
 
                 answer = capped(answer)
-                sys.stdout.write(jsontext.dumps(answer) + "\n")
-                sys.stdout.flush()
+                sys.stdout.buffer.write(jsontext.encoded(answer) + b"\n")  # (UTF-8 whatever the locale)
+                sys.stdout.buffer.flush()
         for warning in run.warnings():
             run.log(f"note: {warning}")
     except BaseException as exc:  # noqa: BLE001 - fail open: a hook must never break the session

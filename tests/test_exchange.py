@@ -174,3 +174,11 @@ def test_export_writes_a_file_atomically_and_reports(env: Env) -> None:
     refused = env.fails("export", "--output", str(env.root / "a-file" / "x.json"))
     assert "cannot write" in refused.err
     assert not list(Path(env.root).glob("**/.out.json.*.tmp"))
+
+
+def test_export_writes_to_a_file_named_without_a_directory(env: Env) -> None:
+    # the usual form, `memory export --output backup.json`: the file goes into the working directory
+    seed(env)
+    result = env.ok("export", "--output", "backup.json")
+    assert "backup.json" in result.out
+    assert schema_errors(json.loads((env.project / "backup.json").read_text()), "export") == []

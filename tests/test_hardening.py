@@ -822,6 +822,19 @@ def test_a_stopped_lock_holder_never_stalls_hooks_and_commands_say_who_holds_it(
     assert "learning-hand-added" in env.ok("list").out
 
 
+
+def test_files_and_locks_named_without_a_directory_are_in_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from _lib.base import fsutil
+
+    monkeypatch.chdir(tmp_path)
+    fsutil.write_atomically("one.json", "1")
+    fsutil.write_many([(Path("two.json"), "2")])
+    with fsutil.exclusive_lock("three.lock"):
+        assert (tmp_path / "three.lock").read_text().startswith(f"{os.getpid()} ")
+    assert (tmp_path / "one.json").read_text() == "1" and (tmp_path / "two.json").read_text() == "2"
+    assert sorted(os.listdir(tmp_path)) == ["one.json", "three.lock", "two.json"]
+
 # -- a full disk, a read-only file system -----------------------------------------------------------
 
 def _disk_env(disk: Path) -> Env:

@@ -468,6 +468,17 @@ def test_bash_gotcha_for_the_program_used(hooks: Hooks) -> None:
     assert "gotcha-token-refresh-must-be-serialised" not in warning
 
 
+def test_bash_gotcha_for_a_command_holding_half_an_emoji(hooks: Hooks) -> None:
+    # the answer quotes the command: a lone surrogate in it goes back as the JSON escape it came as
+    bash_project(hooks)
+    payload = json.dumps(hooks.post_bash("docker compose up -d # HALF", "started")).replace("HALF", "\\ud83d")
+    result = hooks.run("memory-context-bash", raw=payload.encode())
+    assert "# \\ud83d`" in result.out
+    warning = result.context("PostToolUse") or ""
+    assert warning.startswith("Known gotchas for `docker compose up -d # \ud83d`")
+    assert "gotcha-compose-needs-the-db-healthcheck" in warning
+
+
 def test_bash_gotcha_for_a_path_in_the_command(hooks: Hooks) -> None:
     bash_project(hooks)
     warning = hooks.run("memory-context-bash", hooks.post_bash("cat src/auth/login.ts", "x")).context(
@@ -730,6 +741,18 @@ def test_the_counting_hooks_import_nothing_heavy(hooks: Hooks) -> None:
         assert not imported & HEAVY_MODULES, (name, sorted(imported & HEAVY_MODULES))
     state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text())
     assert state["edits_since_capture"] == 1 and state["prompts"] == 1  # and they did their work
+
+
+def test_an_edit_is_counted_when_its_payload_holds_half_an_emoji(hooks: Hooks) -> None:
+    # JSON carries a lone surrogate as an escape (a string cut between the two halves of a pair); UTF-8
+    # cannot hold one, and the session state is still written, the text kept as JSON wrote it
+    _edit(hooks, 1)
+    payload = json.dumps(hooks.post_edit(hooks.project / "src/notes-HALF.md", "Write")).replace("HALF", "\\ud83d")
+    assert hooks.run("clear-memory-check-flag", raw=payload.encode()).out == ""
+    _edit(hooks, 1, start=1)
+    state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text(encoding="utf-8"))
+    assert state["edits_since_capture"] == 3
+    assert state["files_changed"][1] == f"{hooks.project}/src/notes-\ud83d.md"
 
 
 

@@ -43,6 +43,27 @@ def test_any_text_is_read_as_json_reads_it_or_refused_as_json_refuses_it(text: s
     assert found == expected or (isinstance(found, float) and math.isnan(found) and math.isnan(expected))
 
 
+@pytest.mark.parametrize("data", ['{"a": "\u00e9"}'.encode("utf-8-sig"), '{"a": "\u00e9"}'.encode("utf-16"),
+                                  '{"a": "\u00e9"}'.encode("utf-16-le"), '{"a": "\u00e9"}'.encode("utf-32"),
+                                  '["\ud83d"]'.encode("utf-8", "surrogatepass"), b"[1]"],
+                         ids=["utf-8-bom", "utf-16", "utf-16-le", "utf-32", "surrogate", "utf-8"])
+def test_bytes_are_read_in_the_encoding_json_finds_in_them(data: bytes) -> None:
+    # json.loads takes bytes in UTF-8 (a BOM allowed, a surrogate passed), UTF-16 or UTF-32
+    assert jsontext.loads(data) == json.loads(data)
+
+
+ANY_TEXT = st.text(st.characters() | st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), max_size=8)  # halves
+
+
+@given(st.dictionaries(ANY_TEXT, st.lists(ANY_TEXT, max_size=3), max_size=3))
+@settings(max_examples=300)
+def test_encoded_values_are_utf_8_that_reads_back_the_same_even_with_lone_surrogates(value: object) -> None:
+    data = jsontext.encoded(value)
+    # as json's ASCII escapes read back: a lone surrogate comes back, a high then a low one as one character
+    assert json.loads(data.decode("utf-8")) == json.loads(json.dumps(value))
+    assert jsontext.loads(data) == json.loads(json.dumps(value))
+
+
 def test_what_json_cannot_write_is_refused_as_json_refuses_it() -> None:
     with pytest.raises(TypeError):
         jsontext.dumps({"a": object()})

@@ -41,7 +41,7 @@ def write_atomically(path: Path | str, data: bytes | str | Iterable[str], *, dur
 def _write_atomically(path: Path | str, data: bytes | str | Iterable[str], durable: bool, sync_dir: bool) -> None:
     pieces = [data.encode("utf-8") if isinstance(data, str) else data] if isinstance(data, (bytes, str)) else \
         _joined(data)
-    directory = os.path.dirname(path)
+    directory = _directory_of(path)
     os.makedirs(directory, exist_ok=True)
     temp = _temp_name(path)
     mode = 0o644
@@ -72,6 +72,12 @@ def _write_atomically(path: Path | str, data: bytes | str | Iterable[str], durab
         raise
     if durable and sync_dir:
         sync_directory(directory)
+
+
+def _directory_of(path: Path | str) -> str:
+    """The directory holding `path`: the working directory for a bare file name (whose dirname is
+    "", which neither makedirs nor open accepts)."""
+    return os.path.dirname(path) or os.curdir
 
 
 def _temp_name(path: Path | str) -> str:
@@ -121,7 +127,7 @@ def write_many(files: list[tuple[Path, bytes | str]]) -> None:
         for path, data in files:
             if isinstance(data, str):
                 data = data.encode("utf-8")
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.makedirs(_directory_of(path), exist_ok=True)
             temp = _temp_name(path)
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
             temps.append((temp, path))
@@ -138,7 +144,7 @@ def write_many(files: list[tuple[Path, bytes | str]]) -> None:
         for temp, _ in temps:
             _unlink_quietly(temp)
         raise
-    for directory in {os.path.dirname(path) for _, path in temps}:
+    for directory in {_directory_of(path) for _, path in temps}:
         sync_directory(directory)
 
 
@@ -228,7 +234,7 @@ class exclusive_lock:  # noqa: N801 - used as a function: `with exclusive_lock(p
     def __enter__(self) -> None:
         import fcntl
 
-        os.makedirs(os.path.dirname(self.lock_path), exist_ok=True)
+        os.makedirs(_directory_of(self.lock_path), exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
             deadline = time.monotonic() + self.timeout

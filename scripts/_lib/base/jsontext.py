@@ -35,7 +35,12 @@ class _Decoding:
 def loads(text: str | bytes) -> Any:
     """The value of a JSON document, as json.loads gives it; ValueError when it is not JSON."""
     if isinstance(text, (bytes, bytearray)):
-        text = text.decode("utf-8")  # (a UnicodeDecodeError is a ValueError too)
+        head = text[:4]
+        if b"\x00" in head or head.startswith((b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")):
+            import json  # a BOM, or UTF-16 or UTF-32: json.loads finds which
+
+            return json.loads(text)
+        text = text.decode("utf-8", "surrogatepass")  # as json.loads decodes (a UnicodeDecodeError is a ValueError)
     if _json is not None:
         start = len(text) - len(text.lstrip(_WHITESPACE))
         try:
@@ -58,6 +63,12 @@ def dumps(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     encode = _json.make_encoder({}, _unserialisable, _json.encode_basestring, None, ": ", ", ", False, False, True)
     return "".join(encode(value, 0))
+
+
+def encoded(value: Any) -> bytes:
+    """dumps(value) in UTF-8, a lone surrogate (JSON carries one, UTF-8 cannot) as its JSON escape: read
+    back, the text is the same."""
+    return dumps(value).encode("utf-8", "backslashreplace")
 
 
 def _unserialisable(value: Any) -> Any:

@@ -55,7 +55,7 @@ class Session:
             state = self.load()
             result = change(state)
             state["touched"] = time.time()
-            fsutil.write_atomically(self.path, jsontext.dumps(state), durable=False)
+            fsutil.write_atomically(self.path, jsontext.encoded(state), durable=False)
         return result
 
     def remove(self) -> None:
