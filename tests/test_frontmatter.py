@@ -143,5 +143,7 @@ def test_times_from_the_clock_and_from_epoch_are_canonical() -> None:
     assert clock.is_canonical(clock.now_iso())
     assert clock.from_epoch(0) == "1970-01-01T00:00:00Z"
     assert clock.from_epoch(1_700_000_000.9) == "2023-11-14T22:13:20Z"
+    assert clock.from_epoch(300_000_000_000) == "9999-12-31T23:59:59Z" == clock.normalise("9999-12-31T23:59:59Z")
+    assert clock.from_epoch(-70_000_000_000) == "0001-01-01T00:00:00Z"
     assert clock.normalise("2024-02-29T10:00:00Z") == "2024-02-29T10:00:00Z"  # past the 28th: parsed
     assert clock.normalise("2023-02-29T10:00:00Z") is None

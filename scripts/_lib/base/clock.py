@@ -47,9 +47,13 @@ def to_iso(moment: _dt.datetime | _dt.date) -> str:
     return text + "Z"
 
 
+EARLIEST, LATEST = -62135596800, 253402300799  # 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z
+
+
 def from_epoch(seconds: float) -> str:
-    """An epoch time (e.g. a file's mtime) as an ISO string, whole seconds."""
-    return _format(*time.gmtime(int(seconds))[:6])
+    """An epoch time (e.g. a file's mtime) as an ISO string, whole seconds; a time past what the
+    data model can write (a file system allows mtimes beyond year 9999) is taken as its last second."""
+    return _format(*time.gmtime(min(max(int(seconds), EARLIEST), LATEST))[:6])
 
 
 def parse(value: object) -> _dt.datetime | None:
