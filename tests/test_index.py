@@ -393,7 +393,7 @@ def test_catalog_stays_within_one_and_a_half_times_the_markdown(env: Env) -> Non
 def test_packed_postings_read_back_as_recorded(seed: int) -> None:
     """Postings packed per word and block of doc ids read back exactly as a plain (word, doc) -> tf
     table would: after single adds and removals, batches that share a block with older memories,
-    removals inside a batch (the highest ids given again, back into blocks written already), and
+    many removed at once, removals inside a batch (the highest ids given again, back into blocks written already), and
     frequencies past what a byte holds."""
     import random
     import sqlite3
@@ -411,7 +411,10 @@ def test_packed_postings_read_back_as_recorded(seed: int) -> None:
     for _ in range(6):
         staged = postings.Staged(conn) if rng.random() < 0.5 else None
         for _ in range(rng.randint(1, 300)):
-            if model and rng.random() < 0.25:  # the highest (its id is then given again) or any
+            if not staged and len(model) > 3 and rng.random() < 0.05:  # many at once, in doc id order
+                leaving = sorted(rng.sample(sorted(model), rng.randint(2, len(model) - 1)))
+                postings.remove_many(conn, [(doc, list(model.pop(doc))) for doc in leaving])
+            elif model and rng.random() < 0.25:  # the highest (its id is then given again) or any
                 doc = max(model) if rng.random() < 0.5 else rng.choice(sorted(model))
                 (staged.remove if staged else lambda *a: postings.remove(conn, *a))(doc, list(model.pop(doc)))
             else:  # a new id is above every one in use (a jump: memories of other blocks)
@@ -431,6 +434,8 @@ def test_packed_postings_read_back_as_recorded(seed: int) -> None:
             held = [(tf, length) for doc, tf, length in expected if doc >> postings.SHIFT == block]
             assert top == min(max(tf for tf, _ in held), postings.HEAVY)
             assert shortest == min(length for _, length in held)
+    assert set(conn.execute("SELECT word, doc, tf FROM heavy")) == {  # nothing left of those that went
+        (word, doc, tf) for doc, found in model.items() for word, tf in found.items() if tf >= postings.HEAVY}
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -493,3 +498,30 @@ def test_pruned_ranking_is_the_exhaustive_one(seed: int) -> None:
         for limit in (0, 1, 2, 5, 20, None):
             assert bm25.rank(SimpleNamespace(conn=conn), [f"w{word}" for word in query], limit=limit) == \
                 expected[:limit], (query, limit)
+
+
+def test_many_memories_deleted_by_hand_leave_the_catalog_a_reindex_would_build(env: Env) -> None:
+    """Hundreds of files gone at once (a branch switch, a folder cleaned out) are forgotten in one
+    pass over the postings; what the catalog then answers is what a reindex from the files gives."""
+    import random
+    import sys
+
+    from helpers import REPO, assert_consistent
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_scale import Corpus
+
+    env.project_dir.mkdir(parents=True)
+    Corpus().write(env.project_dir, 500)
+    env.ok("reindex")
+    files = sorted(env.project_dir.glob("*.md"))
+    for path in random.Random(3).sample(files, 320):
+        path.unlink()
+    queries = ["the value of the argument", "return a new list", "file name", "socket connection timeout"]
+    after = [json.loads(env.ok("search", query, "--json", "--limit", "50").out) for query in queries]
+    assert all(after), after
+    listed = json.loads(env.ok("list", "--json").out)
+    assert_consistent(env.project_dir)
+    env.ok("reindex")
+    assert [json.loads(env.ok("search", query, "--json", "--limit", "50").out) for query in queries] == after
+    assert json.loads(env.ok("list", "--json").out) == listed
+    assert len(listed if isinstance(listed, list) else listed["memories"]) == 180

@@ -130,3 +130,15 @@ def test_the_journal_stays_within_its_bound(env: Env) -> None:
     (env.project_dir / "learning-cache-ttl.md").unlink()
     env.ok("list")
     assert env.ok("restore", "learning-cache-ttl").code == 0, "what is seen now is always kept"
+
+
+def test_many_memories_gone_at_once_are_summed_up_not_listed(env: Env) -> None:
+    for number in range(30):
+        env.ok("write", f"Note number {number}", "--tags", "bulk", "--content", f"body {number}")
+    for path in env.project_dir.glob("learning-note-number-*.md"):
+        path.unlink()
+    result = env.ok("list")
+    assert result.err.count("was deleted outside the memory tool") == 10
+    assert "20 more memories were deleted or changed outside the memory tool" in result.err
+    assert "memory restore --all" in result.err
+    assert len(env.ok("restore", "--all", "--json").json()["restored"]) == 30

@@ -248,6 +248,7 @@ class Catalog(ForeignFiles, Exports):
         self.background: Callable[[], None] | None = None
         self.progress: Callable[[str], None] | None = None  # told of a catch-up of many files
         self._staged: postings.Staged | None = None  # postings of many files recorded at once
+        self._leaving: list[tuple[int, bytes]] | None = None  # (doc, packed word ids) of many files forgotten at once
         # word -> id of every word the files being recorded hold (while rebuilding: of all), or None
         self._vocabulary: dict[str, int] | None = None
         self._nodes: dict[str, int] | None = None  # slug -> node id of every node, while rebuilding
@@ -486,8 +487,14 @@ class Catalog(ForeignFiles, Exports):
         touched: set[str] = set()
         ordered = sorted(changed, key=claim_order)
         with self.transaction() as conn:
-            for relpath in removed:
-                touched |= self._forget_path(relpath)
+            self._leaving = [] if len(removed) >= STAGE_FILES else None
+            try:
+                for relpath in removed:
+                    touched |= self._forget_path(relpath)
+                if self._leaving:
+                    postings.remove_many(conn, ((doc, words.unpack(ids)) for doc, ids in sorted(self._leaving)))
+            finally:
+                self._leaving = None
             # Many files: their postings are gathered a block of doc ids at a time, each block
             # written once instead of by thousands of scattered changes.
             if len(ordered) >= STAGE_FILES:
@@ -743,6 +750,8 @@ class Catalog(ForeignFiles, Exports):
         self._counted[1] -= length
         if self._staged is not None:  # (a doc staged earlier may lose its slug to a file read after it)
             self._staged.remove(doc, words.unpack(ids))
+        elif self._leaving is not None:
+            self._leaving.append((doc, ids))  # their postings go together (see _apply)
         else:
             postings.remove(conn, doc, words.unpack(ids))
         conn.executemany("DELETE FROM tags WHERE tag=? AND doc=?", [(tag, doc) for tag in json.loads(tags)])
@@ -1070,9 +1079,18 @@ def report_losses(workspace: Workspace, journal: Any, scope: Scope) -> None:
     hooks that inject context: a line for Claude)."""
     if not workspace.reports_losses:
         return
-    for item in journal.news(scope.root):
+    news = journal.news(scope.root)
+    for item in news[:LOSSES_NAMED]:
         workspace.warn(f"{scope.name} scope: {item.describe()}")
         workspace.notices.append(f"Memory {item.describe()} (the {scope.name} scope).")
+    if len(news) > LOSSES_NAMED:  # a folder cleaned out or a branch switch: not a line per file
+        more = (f"{len(news) - LOSSES_NAMED} more memories were deleted or changed outside the memory tool; "
+                "`memory trash` lists them, `memory restore --all` brings back the deleted ones")
+        workspace.warn(f"{scope.name} scope: {more}")
+        workspace.notices.append(f"Memory: {more} (the {scope.name} scope).")
+
+
+LOSSES_NAMED = 10  # losses reported one by one; past them, how many more
 
 
 CATCH_UP_MARK = "catch-up.started"  # in the scope's cache directory while a catch-up runs

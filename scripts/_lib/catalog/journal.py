@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS kept(id INTEGER PRIMARY KEY AUTOINCREMENT, root TEXT 
   hash TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL, reported INTEGER NOT NULL DEFAULT 0,
   edges TEXT NOT NULL DEFAULT '[]');
 CREATE INDEX IF NOT EXISTS kept_root ON kept(root, slug);
+CREATE INDEX IF NOT EXISTS kept_path ON kept(root, relpath);
 CREATE INDEX IF NOT EXISTS seen_hash ON seen(hash);
 CREATE INDEX IF NOT EXISTS kept_hash ON kept(hash);
 """

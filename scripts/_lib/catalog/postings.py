@@ -13,6 +13,7 @@ BM25 can pass over blocks without decoding them.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from array import array
 
@@ -163,20 +164,38 @@ def add(conn: sqlite3.Connection, doc: int, length: int, counts: Iterable[tuple[
 
 def remove(conn: sqlite3.Connection, doc: int, words: list[int]) -> None:
     """Forget that memory `doc` holds `words`."""
-    block, low = doc >> SHIFT, doc & 0xFF
+    remove_many(conn, [(doc, words)])
+
+
+def remove_many(conn: sqlite3.Connection, removals: Iterable[tuple[int, list[int]]]) -> None:
+    """Forget the words of many memories, `removals` being (doc, its words) in doc id order: the
+    rows of a block are read and written once for all its memories that go (one by one, a row of
+    a common word was rewritten for each of thousands of memories)."""
+    for block, group in itertools.groupby(removals, key=lambda removal: removal[0] >> SHIFT):
+        leaving: dict[int, set[int]] = {}  # word -> the low bytes of its docs that go
+        for doc, words in group:
+            for word in words:
+                leaving.setdefault(word, set()).add(doc & 0xFF)
+        _remove_from_block(conn, block, leaving)
+
+
+def _remove_from_block(conn: sqlite3.Connection, block: int, leaving: dict[int, set[int]]) -> None:
     changed, emptied, heavy = [], [], []
     sizes = None
-    for word, data in _blocks(conn, block, words).items():
-        at = _position(data[0::2], low)
-        if at * 2 >= len(data) or data[at * 2] != low:
+    for word, data in _blocks(conn, block, list(leaving)).items():
+        gone = leaving[word]
+        kept = bytearray()
+        for at in range(0, len(data), 2):
+            if data[at] not in gone:
+                kept += data[at:at + 2]
+            elif data[at + 1] == HEAVY:
+                heavy.append((word, (block << SHIFT) + data[at]))
+        if len(kept) == len(data):
             continue
-        if data[at * 2 + 1] == HEAVY:
-            heavy.append((word, doc))
-        rest = data[:at * 2] + data[at * 2 + 2:]
-        if rest:
+        if kept:
             if sizes is None:
                 sizes = lengths_of(conn, block)
-            changed.append(_row(word, block, rest, sizes))
+            changed.append(_row(word, block, bytes(kept), sizes))
         else:
             emptied.append((word, block))
     conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?, ?, ?)", changed)
@@ -223,11 +242,15 @@ class Staged:
     def remove(self, doc: int, words: list[int]) -> None:
         if doc >> SHIFT == self.block:
             low = doc & 0xFF
+            heavy = []
             for word in words:
                 part = self.words.get(word)
                 at = _position(part[0::2], low) if part else 0
                 if part and at * 2 < len(part) and part[at * 2] == low:
+                    if part[at * 2 + 1] == HEAVY:
+                        heavy.append((word, doc))  # (recorded in `heavy` when it was staged)
                     del part[at * 2:at * 2 + 2]
+            self.conn.executemany("DELETE FROM heavy WHERE word=? AND doc=?", heavy)
         remove(self.conn, doc, words)  # written already, or an older memory
 
     def flush(self) -> None:
