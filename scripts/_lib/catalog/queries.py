@@ -130,6 +130,21 @@ def declared_links(catalog: Catalog) -> Iterator[tuple[str, str, str, str]]:
     return iter(catalog.conn.execute("SELECT src, dst, label, origin FROM declared"))
 
 
+def declared_links_except(catalog: Catalog, known: set[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """`declared_links` whose (source, target, label) is not in `known`. The catalog's links come back as
+    one string compared with `known` as a set: 600,000 rows read one by one took a second. Only when
+    some are not known (or a value holds a separator, or is NULL) are the rows read."""
+    text, rows = catalog.conn.execute(
+        "SELECT group_concat(src || char(31) || dst || char(31) || label, char(30)), COUNT(*) FROM declared").fetchone()
+    if not rows:
+        return []
+    lines = (text or "").split("\x1e")
+    if len(lines) == rows and text.count("\x1f") == 2 * rows and \
+            set(lines) <= {f"{source}\x1f{target}\x1f{label}" for source, target, label in known}:
+        return []
+    return [row for row in declared_links(catalog) if row[:3] not in known]
+
+
 def linking_to(catalog: Catalog, slug: str) -> list[str]:
     """The memories whose `links` name `slug`, sorted."""
     return sorted({src for (src,) in catalog.conn.execute(
