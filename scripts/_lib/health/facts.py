@@ -64,9 +64,13 @@ class ScopeReport:
 
     def __init__(self, scope: Scope, types: dict[str, int], problems: list[Problem]) -> None:
         self.scope, self.types = scope, types
-        self.problems = sorted(problems, key=lambda problem: (problem.severity != ERROR, problem.kind,
-                                                              str(problem.path or ""), problem.target or "",
-                                                              problem.field or ""))
+        # errors first, then by kind, file, target and field: sorted within each (severity, kind), which
+        # compares far fewer keys than one sort of 300,000 problems by all five
+        groups: dict[tuple[bool, str], list[Problem]] = defaultdict(list)
+        for problem in problems:
+            groups[(problem.severity != ERROR, problem.kind)].append(problem)
+        self.problems = [problem for group in sorted(groups) for problem in sorted(
+            groups[group], key=lambda problem: (str(problem.path or ""), problem.target or "", problem.field or ""))]
 
     @property
     def memories(self) -> int:

@@ -37,7 +37,7 @@ def check(facts: ScopeFacts) -> None:
 
 
 def _links(facts: ScopeFacts) -> None:
-    memories, references = facts.memories, facts.references
+    memories, references, entries = facts.memories, facts.references, facts.entries
     for slug, item in memories.items():
         editable = links_editable(item)
         links = item.links
@@ -50,7 +50,7 @@ def _links(facts: ScopeFacts) -> None:
             if target == slug:
                 facts.add(SELF_LINK, slug, "`links` names the memory itself",
                           "memory repair removes it", fixable=editable, target=target)
-            elif target not in facts.entries:
+            elif target not in entries:
                 if not _written_meanwhile(facts, target):
                     _missing_link(facts, item, target, editable)
             else:
@@ -60,7 +60,7 @@ def _links(facts: ScopeFacts) -> None:
                     _inverse(facts, item, target, other)
         unlinked = references[slug].difference(links)
         for target in sorted(unlinked) if unlinked else ():
-            if target not in facts.entries:
+            if target not in entries:
                 _missing_reference(facts, item, target)
 
 
@@ -114,8 +114,8 @@ def _inverse(facts: ScopeFacts, item: FileDigest, target: str, other: FileDigest
         labels = explicit_labels(item, target) if item.link_labels else ()
         inverse = ", ".join(facts.labels.inverse(label) for label in labels) or graph.DEFAULT_LABEL
         facts.add(MISSING_INVERSE_LINK, target, f"{item.slug} links here, but `links` does not name it",
-                  f"memory repair adds {item.slug} to `links` ({inverse})", fixable=links_editable(other),
-                  target=item.slug)
+                  f"memory repair adds {item.slug} to `links` ({inverse})", path=other.path,
+                  fixable=links_editable(other), target=item.slug)
     elif item.slug < target and item.slug in other.links:
         mine, theirs = explicit_labels(item, target), explicit_labels(other, item.slug)
         if mine and theirs and {facts.labels.inverse(label) for label in mine} != set(theirs):
