@@ -72,10 +72,11 @@ def render_chunks(report: facts.Report) -> Iterator[str]:
         yield "\n".join(lines)
         lines = []
         prefix = f"{scope.scope.root}/"
-        for start in range(0, len(scope.problems), 5000):  # a chunk at a time: 300,000 problems make 100 MB of text
+        chunk = facts.PROBLEMS_PER_CHUNK  # 300,000 problems make 100 MB of text: written a chunk at a time
+        for start in range(0, len(scope.problems), chunk):
             yield "".join(f"\n  {problem.severity:<7}  {problem.kind}  {_relative(problem, prefix)}"
                           f"\n           {problem.message}\n           fix: {problem.hint}"
-                          for problem in scope.problems[start:start + 5000])
+                          for problem in scope.problems[start:start + chunk])
     if fixable:
         lines.append("")
         lines.append(f"`memory repair` can fix {fixable} of these without guessing "

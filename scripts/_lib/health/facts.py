@@ -56,7 +56,7 @@ class Problem:
 
 
 JSON_KEYS = ("kind", "severity", "scope", "slug", "path", "message", "hint", "fixable", "target", "field")
-PROBLEMS_PER_CHUNK = 5000  # problems encoded at a time by Report.json_chunks
+PROBLEMS_PER_CHUNK = 5000  # problems encoded or rendered at a time (a chunk of the output)
 
 
 class ScopeReport:
@@ -121,10 +121,10 @@ class Report:
                 "scopes": [scope.as_json() for scope in self.scopes]}
 
     def json_chunks(self) -> Iterator[str]:
-        """`json.dumps(self.as_json(), indent=2, ensure_ascii=False)` in pieces, made without building
-        a dict per problem: the indenting encoder is pure Python, and 300,000 problems took it seconds
-        and most of the memory it used. Each problem's values are encoded by the C encoder in one call per chunk,
-        separated by NUL (which the encoder always escapes inside a string) and set in a template."""
+        """`json.dumps(self.as_json(), indent=2, ensure_ascii=False)` in pieces, made without a dict
+        per problem: the indenting encoder is pure Python, and 300,000 problems took it seconds. The
+        values of a chunk of problems are encoded by the C encoder in one call, separated by NUL
+        (which it always escapes inside a string), and set in a template."""
         head = json.dumps(self._head_json(), indent=2, ensure_ascii=False)
         problems = self.problems
         yield head[:-len("\n}")] + ',\n  "problems": ' + ("[\n" if problems else "[]\n}")
