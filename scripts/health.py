@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterator
+
 import _cli
 from _lib.health import checks as health, facts
 from _lib.workspace.scopes import Workspace
@@ -31,10 +35,9 @@ def main(argv: list[str]) -> int:
     workspace = Workspace()
     report = health.check(workspace, args.scope)
     _cli.print_warnings(workspace.warnings)
-    if args.json:
-        _cli.emit_json(report.as_json())
-    else:
-        print(render(report))
+    for chunk in (report.json_chunks() if args.json else render_chunks(report)):
+        sys.stdout.write(chunk)
+    sys.stdout.write("\n")
     if not report.ok:
         sys.stderr.write(f"error: memory health found {report.errors} error{'s' if report.errors != 1 else ''}\n"
                          "hint: fix them by hand as each hint says (`memory repair` fixes those marked fixable)\n")
@@ -42,8 +45,8 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def render(report: facts.Report) -> str:
-    """The human-readable report: a summary, then each scope's totals and problems."""
+def render_chunks(report: facts.Report) -> Iterator[str]:
+    """The human-readable report in pieces: a summary, then each scope's totals and problems."""
     problems = report.problems
     fixable = sum(problem.fixable for problem in problems)
     summary = report.summary()
@@ -66,23 +69,26 @@ def render(report: facts.Report) -> str:
             lines.append("  problems: " + ", ".join(f"{kind} {count}" for kind, count in kinds.items()))
         else:
             lines.append("  no problems")
-        for problem in scope.problems:
-            where = _relative(problem, scope.scope.root)
-            lines.append(f"  {problem.severity:<7}  {problem.kind}  {where}")
-            lines.append(f"           {problem.message}")
-            lines.append(f"           fix: {problem.hint}")
+        yield "\n".join(lines)
+        lines = []
+        prefix = f"{scope.scope.root}/"
+        chunk = facts.PROBLEMS_PER_CHUNK  # 300,000 problems make 100 MB of text: written a chunk at a time
+        for start in range(0, len(scope.problems), chunk):
+            yield "".join(f"\n  {problem.severity:<7}  {problem.kind}  {_relative(problem, prefix)}"
+                          f"\n           {problem.message}\n           fix: {problem.hint}"
+                          for problem in scope.problems[start:start + chunk])
     if fixable:
         lines.append("")
         lines.append(f"`memory repair` can fix {fixable} of these without guessing "
                      "(`memory repair --dry-run` shows how).")
-    return "\n".join(lines)
+    if lines:
+        yield "\n" + "\n".join(lines)
 
 
-def _relative(problem: facts.Problem, root: object) -> str:
+def _relative(problem: facts.Problem, prefix: str) -> str:
     if problem.path is None:
         return problem.slug or ""
     text = str(problem.path)
-    prefix = f"{root}/"
     return text[len(prefix):] if text.startswith(prefix) else text
 
 

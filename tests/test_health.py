@@ -204,6 +204,47 @@ def test_health_cache_finds_exactly_what_a_check_without_it_finds(env: Env) -> N
     assert check() == warm
 
 
+def test_a_memory_made_a_hub_by_hand_is_seen_through_the_graph_memo(env: Env) -> None:
+    """The memo of the graph keeps what each memory's edges say (its hubs, a hub's members): a type
+    edited by hand, which changes no link, makes a warm check find what a check without it finds."""
+    seed(env)
+    memo = env.project_dir / ".cache" / "health-graph.json"
+    before = problems(env.ok("health", "--json"))
+    assert memo.exists()
+    member = env.project_dir / "learning-token-refresh-rotates-keys.md"
+    member.write_text(member.read_text(encoding="utf-8").replace("type: learning", "type: hub"), encoding="utf-8")
+    env.ok("health")  # reports index.json as found, out of step with the edit, once
+    warm = problems(env.ok("health", "--json"))
+    memo.unlink()
+    assert warm == problems(env.ok("health", "--json"))
+    assert warm != before  # the decision now links to a second hub; the new hub is scored as one
+    assert [problem for problem in warm if problem["slug"] == member.stem] != \
+        [problem for problem in before if problem["slug"] == member.stem]
+
+
+def test_json_report_is_written_as_the_indenting_encoder_writes_it() -> None:
+    """The report's problems are encoded in batches without the pure-Python indenting encoder: the
+    text is exactly what it makes, whatever the strings hold."""
+    from pathlib import Path
+
+    from _lib.health import facts
+
+    class Scope:
+        name, root = "project", Path("/tmp/store")
+
+    odd = ["quote \" and back\\slash", "nul \0 tab \t newline \n", "ünïcødé ✓ \u2028", "%s %d {}", ""]
+    found = [facts.Problem("orphan" if index % 3 else "broken-link", "warning" if index % 3 else "error", "project",
+                           f"slug-{index}" if index % 4 else None, Path(f"/tmp/store/m{index}.md") if index % 5 else None,
+                           odd[index % len(odd)], odd[(index + 1) % len(odd)], fixable=bool(index % 2),
+                           target=odd[index % 2] if index % 7 else None, field="tags[0]" if index % 6 == 0 else None)
+             for index in range(facts.PROBLEMS_PER_CHUNK * 2 + 3)]
+    for problems_made in (found, found[:1], []):
+        report = facts.Report([facts.ScopeReport(Scope(), {"learning": 2}, problems_made)])  # type: ignore[arg-type]
+        assert "".join(report.json_chunks()) == json.dumps(report.as_json(), indent=2, ensure_ascii=False)
+    assert facts.Report([]).as_json()["problems"] == [] and \
+        "".join(facts.Report([]).json_chunks()) == json.dumps(facts.Report([]).as_json(), indent=2)
+
+
 def test_missing_and_unreadable_exports_are_reported_once(env: Env) -> None:
     seed(env)
     (env.project_dir / "index.json").unlink()

@@ -133,6 +133,21 @@ def declared_links(catalog: Catalog) -> Iterator[tuple[str, str, str, str]]:
     return iter(catalog.conn.execute("SELECT src, dst, label, origin FROM declared"))
 
 
+def declared_links_except(catalog: Catalog, known: set[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """`declared_links` whose (source, target, label) is not in `known`. The catalog's links come back as
+    one string compared with `known` as a set: 600,000 rows read one by one took a second. Only when
+    some are not known (or a value holds a separator, or is NULL) are the rows read."""
+    text, rows = catalog.conn.execute(
+        "SELECT group_concat(src || char(31) || dst || char(31) || label, char(30)), COUNT(*) FROM declared").fetchone()
+    if not rows:
+        return []
+    lines = (text or "").split("\x1e")
+    if len(lines) == rows and text.count("\x1f") == 2 * rows and \
+            set(lines) <= {f"{source}\x1f{target}\x1f{label}" for source, target, label in known}:
+        return []
+    return [row for row in declared_links(catalog) if row[:3] not in known]
+
+
 def linking_to(catalog: Catalog, slug: str) -> list[str]:
     """The memories whose `links` name `slug`, sorted."""
     return sorted({src for (src,) in catalog.conn.execute(
@@ -165,16 +180,20 @@ def graph_edges(catalog: Catalog) -> Iterator[tuple[str, list[Edge]]]:
 
 def graph_fingerprint(catalog: Catalog) -> str:
     """A digest of all `graph_edges` is computed from: every declaration, which memories exist and
-    the inverse labels. (Concatenated by SQLite: one string back instead of 30,000 rows.)"""
+    the inverse labels. (Concatenated by SQLite: one string back instead of 300,000 rows. The links
+    are read by node id, in the order of their primary key, and the nodes' slugs apart: joining
+    them and sorting by slug took seconds. A node renumbered changes the digest, which costs one
+    computation of the edges, never a wrong answer.)"""
     import hashlib
 
     declared = catalog.conn.execute(
-        "SELECT group_concat(x, char(10)) FROM (SELECT src || ' ' || dst || ' ' || label || ' ' || origin || ' ' || ts "
-        "AS x FROM declared ORDER BY src, dst, label, origin)").fetchone()[0] or ""
+        "SELECT group_concat(src || ' ' || dst || ' ' || label || ' ' || origin || ' ' || ts, char(10)) FROM links"
+    ).fetchone()[0] or ""
+    nodes = catalog.conn.execute("SELECT group_concat(id || ' ' || slug, char(10)) FROM nodes").fetchone()[0] or ""
     slugs = catalog.conn.execute(
         "SELECT group_concat(slug, char(10)) FROM (SELECT slug FROM docs ORDER BY slug)").fetchone()[0] or ""
     labels = repr(sorted(catalog.labels.inverse_of.items()))
-    return hashlib.blake2b("\0".join((declared, slugs, labels)).encode("utf-8", "surrogatepass"),
+    return hashlib.blake2b("\0".join((declared, nodes, slugs, labels)).encode("utf-8", "surrogatepass"),
                            digest_size=20).hexdigest()
 
 

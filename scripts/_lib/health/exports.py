@@ -135,14 +135,14 @@ def _unbacked(facts: ScopeFacts) -> None:
     """Edges (or labels) the catalog kept from a hand-edited graph.json that no memory file declares."""
     if facts.adopted:
         return  # the earlier plugin's graph.json is where its edges are recorded
-    declared = {slug: {(target, label) for target, label, _ in item.declarations}
-                for slug, item in facts.memories.items()}
+    # what the files declare; a link a file leaves unlabelled is the catalog's link of the default label
+    declared = {(slug, target, graph.DEFAULT_LABEL if label == graph.UNLABELLED else label)
+                for slug, item in facts.memories.items() for target, label, _ in item.declarations}
+    declared |= {(slug, target, label) for slug, item in facts.memories.items()
+                 for target, label, _ in item.declarations if label == graph.UNLABELLED}
     pairs: dict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)
-    for source, target, label, _origin in queries.declared_links(facts.catalog):
-        if source not in declared or target not in facts.entries or source == target:
-            continue
-        known = declared[source]
-        if (target, label) in known or (label == graph.DEFAULT_LABEL and (target, graph.UNLABELLED) in known):
+    for source, target, label, _origin in queries.declared_links_except(facts.catalog, declared):
+        if source not in facts.memories or target not in facts.entries or source == target:
             continue
         pairs[(min(source, target), max(source, target))].append((source, target, label))
     facts.unbacked = dict(pairs)

@@ -37,22 +37,30 @@ def check(facts: ScopeFacts) -> None:
 
 
 def _links(facts: ScopeFacts) -> None:
-    for slug, item in facts.memories.items():
+    memories, references, entries = facts.memories, facts.references, facts.entries
+    for slug, item in memories.items():
         editable = links_editable(item)
-        for target, count in Counter(item.links).items():
+        links = item.links
+        # (each target once, in the order first named: a Counter only when one is named twice)
+        named = Counter(links).items() if len(set(links)) < len(links) else ((target, 1) for target in links)
+        for target, count in named:
             if count > 1:
                 facts.add(DUPLICATE_LINK, slug, f"`links` names {target} {count} times",
                           "memory repair keeps one", fixable=editable, target=target)
             if target == slug:
                 facts.add(SELF_LINK, slug, "`links` names the memory itself",
                           "memory repair removes it", fixable=editable, target=target)
-            elif target not in facts.entries:
+            elif target not in entries:
                 if not _written_meanwhile(facts, target):
                     _missing_link(facts, item, target, editable)
             else:
-                _inverse(facts, item, target)
-        for target in sorted(facts.references[slug] - set(item.links)):
-            if target not in facts.entries:
+                other = memories.get(target)
+                if other is not None and (slug not in other.links and slug not in references[target]
+                                          or slug < target and slug in other.links):
+                    _inverse(facts, item, target, other)
+        unlinked = references[slug].difference(links)
+        for target in sorted(unlinked) if unlinked else ():
+            if target not in entries:
                 _missing_reference(facts, item, target)
 
 
@@ -98,18 +106,16 @@ def _missing_reference(facts: ScopeFacts, item: FileDigest, target: str) -> None
               f"write the memory {target}, or edit the text that mentions it", target=target)
 
 
-def _inverse(facts: ScopeFacts, item: FileDigest, target: str) -> None:
-    other = facts.memories.get(target)
-    if other is None:
-        return
+def _inverse(facts: ScopeFacts, item: FileDigest, target: str, other: FileDigest) -> None:
+    """`item` links to `other` (memory `target`): a link not returned, or returned with labels that disagree."""
     if item.slug not in other.links and item.slug not in facts.references[target]:
         if facts.adopted:
             return  # the earlier plugin records a link once, in the source's `links` and its graph.json
-        labels = explicit_labels(item, target)
+        labels = explicit_labels(item, target) if item.link_labels else ()
         inverse = ", ".join(facts.labels.inverse(label) for label in labels) or graph.DEFAULT_LABEL
         facts.add(MISSING_INVERSE_LINK, target, f"{item.slug} links here, but `links` does not name it",
-                  f"memory repair adds {item.slug} to `links` ({inverse})", fixable=links_editable(other),
-                  target=item.slug)
+                  f"memory repair adds {item.slug} to `links` ({inverse})", path=other.path,
+                  fixable=links_editable(other), target=item.slug)
     elif item.slug < target and item.slug in other.links:
         mine, theirs = explicit_labels(item, target), explicit_labels(other, item.slug)
         if mine and theirs and {facts.labels.inverse(label) for label in mine} != set(theirs):

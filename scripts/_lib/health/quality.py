@@ -85,7 +85,7 @@ _EXAMPLE = (_words("example examples"), ("e.g.", "for instance", "such as"))
 _USAGE = (_words("usage use run call invoke import apply example examples"), ("how to",))
 
 
-GRAPH_MEMO_VERSION = 1
+GRAPH_MEMO_VERSION = 2
 
 
 def text_digest(data: bytes) -> str:
@@ -96,22 +96,23 @@ def text_digest(data: bytes) -> str:
 
 
 def _code_stamp() -> str:
-    """The stamps of the code that computes the edges: a memo made by other code is not used."""
+    """The stamps of the code that computes the edges and their facts: a memo made by other code is not used."""
     from ..catalog import edges
     from ..model import graph
 
-    return "|".join(stamps.file_stamp(str(module.__file__)) or "" for module in (edges, graph, queries))
+    sources = [str(module.__file__) for module in (edges, graph, queries)] + [__file__]
+    return "|".join(stamps.file_stamp(source) or "" for source in sources)
 
 
-def _read_memo(path: Path, key: str) -> tuple[dict[str, list[list[str]]], str] | None:
+def _read_memo(path: Path, key: str) -> tuple[dict[str, list[Any]], str] | None:
     try:
         memo = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None  # missing or unreadable: computed again
     if not isinstance(memo, dict) or memo.get("key") != key or not isinstance(memo.get("graph"), str) or \
-            not isinstance(memo.get("neighbours"), dict):
-        return None  # of another shape or made from other declarations
-    return memo["neighbours"], memo["graph"]
+            not isinstance(memo.get("facts"), dict):
+        return None  # of another shape or made from other declarations or hubs
+    return memo["facts"], memo["graph"]
 
 
 class GraphFacts:
@@ -124,30 +125,45 @@ class GraphFacts:
 
 
 class GraphView:
-    """Every memory's neighbours and type in one scope, read once from the catalog (no file parsing).
+    """What the graph says about every memory of one scope, read once from the catalog (no file parsing).
 
-    With `memo` (a file in the scope's cache directory: derived and disposable) the neighbours
-    and a digest of the graph.json text they make are kept there under a digest of the catalog's
-    declarations: computing them reads and orders every edge of the scope, which costs several
-    times what checking the digest does. Any change to a link, a memory's existence or the
-    inverse labels computes them again; a memo that cannot be read is ignored and rewritten."""
+    With `memo` (a file in the scope's cache directory: derived and disposable) each memory's
+    GraphFacts and a digest of the graph.json text its edges make are kept there under a digest of
+    the catalog's declarations and of which memories are hubs: computing them reads and orders
+    every edge of the scope, which costs several times what checking the digest does. Any change
+    to a link, a memory's existence, a hub or the inverse labels computes them again; a memo that
+    cannot be read is ignored and rewritten."""
 
     def __init__(self, catalog: Catalog, memo: Path | None = None) -> None:
         self.types: dict[str, str] = queries.types(catalog)
+        self.hubs = frozenset(slug for slug, kind in self.types.items() if kind == "hub")
         self._catalog = catalog
         self._text_digest: str | None = None
-        key = f"{GRAPH_MEMO_VERSION}:{_code_stamp()}:{queries.graph_fingerprint(catalog)}" if memo else ""
+        self._neighbours: dict[str, list[tuple[str, str]]] | None = None
+        key = ""
+        if memo:
+            hubs = text_digest("\n".join(sorted(self.hubs)).encode("utf-8", "surrogatepass"))
+            key = f"{GRAPH_MEMO_VERSION}:{_code_stamp()}:{queries.graph_fingerprint(catalog)}:{hubs}"
         kept = _read_memo(memo, key) if memo else None
         if kept is not None:
-            self.neighbours, self._text_digest = kept
+            self._facts, self._text_digest = kept
             return
         nodes = list(queries.graph_edges(catalog))
-        self.neighbours = {slug: [[edge.target, edge.label] for edge in edges] for slug, edges in nodes}
+        self._neighbours = {slug: [(edge.target, edge.label) for edge in edges] for slug, edges in nodes}
+        self._facts = {slug: self._node(slug, edges) for slug, edges in self._neighbours.items()}
         if memo:
             self._text_digest = text_digest(queries.graph_text_of(nodes).encode("utf-8"))
             with contextlib.suppress(OSError, errors.Error):  # a memo that cannot be written (read-only, full): none
                 fsutil.write_atomically(memo, json.dumps({"key": key, "graph": self._text_digest,
-                                                          "neighbours": self.neighbours}), durable=False)
+                                                          "facts": self._facts}), durable=False)
+
+    @property
+    def neighbours(self) -> dict[str, list[tuple[str, str]]]:
+        """slug -> (target, label) of each of its edges, as graph.json holds them (read when first asked)."""
+        if self._neighbours is None:
+            self._neighbours = {slug: [(edge.target, edge.label) for edge in edges]
+                                for slug, edges in queries.graph_edges(self._catalog)}
+        return self._neighbours
 
     def graph_text_digest(self) -> str:
         """`text_digest` of graph.json as the catalog would write it from these edges."""
@@ -155,13 +171,15 @@ class GraphView:
             self._text_digest = text_digest(queries.graph_text_of(queries.graph_edges(self._catalog)).encode("utf-8"))
         return self._text_digest
 
-    def facts(self, slug: str) -> GraphFacts:
-        edges = self.neighbours.get(slug, [])
+    def _node(self, slug: str, edges: list[tuple[str, str]]) -> list[Any]:
+        """[edges, hubs, members] of GraphFacts, as the memo keeps them."""
         others = {target for target, _ in edges}
-        hubs = sorted(target for target in others if self.types.get(target) == "hub")
-        parents = {target for target, label in edges if label == PART_OF}
-        members = len(others - parents) if self.types.get(slug) == "hub" else 0
-        return GraphFacts(len(others), hubs, members)
+        members = len(others - {target for target, label in edges if label == PART_OF}) if slug in self.hubs else 0
+        return [len(others), sorted(others & self.hubs), members]
+
+    def facts(self, slug: str) -> GraphFacts:
+        known = self._facts.get(slug)
+        return GraphFacts(*known) if known else GraphFacts()
 
 
 class Part:
