@@ -1,4 +1,8 @@
-"""Crash-safe file writes and the inter-process scope lock."""
+"""Crash-safe file writes and the inter-process scope lock.
+
+Paths may be str or Path. The hooks that only keep session state import this module, so it
+does without pathlib and contextlib (with what they import, some 10 ms of a process).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Iterable, Iterator
-
-# The hooks that only keep session state import this module: it does without pathlib and
-# contextlib (with what they import, some 10 ms of a process), taking paths as str or Path.
 
 from . import errors
 
