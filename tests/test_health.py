@@ -413,3 +413,30 @@ def test_quick_schema_never_hides_a_violation(fields: dict) -> None:
         return  # memory.parse refuses such a file before health sees it
     if files.QuickSchema(rules).surely_valid(fields):
         assert schema.validate(fields, rules) == []
+
+
+def test_graph_json_patched_in_place_reads_as_the_file_written_afresh(env: Env) -> None:
+    """Commands patch graph.json where it lies (lines overwritten and padded, blanked, added at the
+    end): health tells that file from the one a rewrite makes by its entries, not its bytes, so a
+    warm check of a store in daily use never compares 100,000 memories' edges one by one."""
+    from _lib.health import quality
+
+    for number in range(40):
+        links = ",".join(f"learning-note-{other}" for other in (number - 1, number - 2) if other >= 0)
+        env.ok("write", f"Note {number}", "--type", "learning", "--tags", "notes", "--content", f"note {number}",
+               *(["--links", links] if links else []))
+    graph = env.project_dir / "graph.json"
+    env.ok("reindex")
+    fresh_before = graph.read_bytes()
+    env.ok("unlink", "learning-note-30", "learning-note-29")  # shorter lines: overwritten and padded
+    env.ok("link", "learning-note-3", "learning-note-33", "--label", "builds-on")  # longer: added at the end
+    env.ok("delete", "learning-note-39")
+    patched = graph.read_bytes()
+    assert b"   " in patched and patched != fresh_before
+    assert not [problem for problem in problems(env.ok("health", "--json")) if problem["kind"].startswith("graph-")]
+    env.ok("reindex")
+    fresh = graph.read_bytes()
+    assert fresh != patched and quality.entries_digest(patched) == quality.entries_digest(fresh)
+    relabelled = fresh.replace(b'"builds-on"', b'"relates-to"', 1)
+    assert relabelled != fresh and quality.entries_digest(relabelled) != quality.entries_digest(fresh)
+    assert quality.entries_digest(json.dumps(json.loads(fresh), indent=2).encode()) != quality.entries_digest(fresh)

@@ -105,8 +105,8 @@ def _graph(facts: ScopeFacts) -> None:
     if facts.adopted:
         _earlier_graph(facts)
         return
-    if facts.snapshot.graph is not None and quality.text_digest(facts.snapshot.graph) == facts.view.graph_text_digest():
-        return  # exactly what the files declare: no edge to compare
+    if facts.snapshot.graph is not None and quality.entries_digest(facts.snapshot.graph) == facts.view.graph_text_digest():
+        return  # what the files declare, line for line: no edge to compare
     path = facts.scope.root / GRAPH_NAME
     derived: dict[tuple[str, str], set[str]] = defaultdict(set)
     for source, edges in facts.view.neighbours.items():

@@ -85,14 +85,25 @@ _EXAMPLE = (_words("example examples"), ("e.g.", "for instance", "such as"))
 _USAGE = (_words("usage use run call invoke import apply example examples"), ("how to",))
 
 
-GRAPH_MEMO_VERSION = 2
+GRAPH_MEMO_VERSION = 3
 
 
 def text_digest(data: bytes) -> str:
-    """The digest health compares graph.json by (the file as found against the memo's)."""
+    """BLAKE2b-160 of `data`, in hex."""
     import hashlib
 
     return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def entries_digest(data: bytes) -> str:
+    """The digest health compares graph.json by (the file as found against the memo's): of its
+    entry lines, each without the padding and separator an in-place patch leaves, in sorted order.
+    A file patched entry by entry since it was last written whole (lines overwritten and padded,
+    blanked, added before the closing brace) has the digest of the file written afresh; any other
+    difference, or another layout, gives another digest, and the edges are compared one by one."""
+    lines = data.split(b"\n")
+    entries = sorted(filter(None, (line.rstrip(b" ").rstrip(b",").rstrip(b" ") for line in lines[1:-2])))
+    return text_digest(b"\n".join([*lines[:1], *entries, *lines[-2:]]))
 
 
 def _code_stamp() -> str:
@@ -152,7 +163,7 @@ class GraphView:
         self._neighbours = {slug: [(edge.target, edge.label) for edge in edges] for slug, edges in nodes}
         self._facts = {slug: self._node(slug, edges) for slug, edges in self._neighbours.items()}
         if memo:
-            self._text_digest = text_digest(queries.graph_text_of(nodes).encode("utf-8"))
+            self._text_digest = entries_digest(queries.graph_text_of(nodes).encode("utf-8"))
             with contextlib.suppress(OSError, errors.Error):  # a memo that cannot be written (read-only, full): none
                 fsutil.write_atomically(memo, json.dumps({"key": key, "graph": self._text_digest,
                                                           "facts": self._facts}), durable=False)
@@ -166,9 +177,9 @@ class GraphView:
         return self._neighbours
 
     def graph_text_digest(self) -> str:
-        """`text_digest` of graph.json as the catalog would write it from these edges."""
+        """`entries_digest` of graph.json as the catalog would write it from these edges."""
         if self._text_digest is None:
-            self._text_digest = text_digest(queries.graph_text_of(queries.graph_edges(self._catalog)).encode("utf-8"))
+            self._text_digest = entries_digest(queries.graph_text_of(queries.graph_edges(self._catalog)).encode("utf-8"))
         return self._text_digest
 
     def _node(self, slug: str, edges: list[tuple[str, str]]) -> list[Any]:
