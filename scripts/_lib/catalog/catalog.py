@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Iterator
 
-from ..base import clock, errors, fsutil, stamps, text
+from ..base import clock, errors, fsutil, jsontext, stamps, text
 from ..base.stamps import file_stamp
 from ..model import graph, memory
 from ..workspace import layout
@@ -109,13 +109,13 @@ class Entry:
     @property
     def links(self) -> list[str]:
         if isinstance(self._links, str):
-            self._links = json.loads(self._links)
+            self._links = jsontext.loads(self._links)  # (health decodes 100,000 of these)
         return self._links  # type: ignore[return-value]  # decoded above
 
     @property
     def extra(self) -> dict[str, Any]:
         if isinstance(self._extra, str):
-            self._extra = json.loads(self._extra)
+            self._extra = jsontext.loads(self._extra)
         return self._extra  # type: ignore[return-value]  # decoded above
 
     def __repr__(self) -> str:
