@@ -1074,6 +1074,9 @@ def open_catalog(workspace: Workspace, scope: Scope, *, create: bool = False, re
         catalog.close()
 
 
+LOSSES_NAMED = 10  # losses reported one by one; past them, how many more
+
+
 def report_losses(workspace: Workspace, journal: Any, scope: Scope) -> None:
     """Say once what went missing in a scope, and how to bring it back (commands: a warning;
     hooks that inject context: a line for Claude)."""
@@ -1088,9 +1091,6 @@ def report_losses(workspace: Workspace, journal: Any, scope: Scope) -> None:
                 "`memory trash` lists them, `memory restore --all` brings back the deleted ones")
         workspace.warn(f"{scope.name} scope: {more}")
         workspace.notices.append(f"Memory: {more} (the {scope.name} scope).")
-
-
-LOSSES_NAMED = 10  # losses reported one by one; past them, how many more
 
 
 CATCH_UP_MARK = "catch-up.started"  # in the scope's cache directory while a catch-up runs
