@@ -195,9 +195,7 @@ def patch_in_place(path: Path, head: bytes, closing: bytes, changes: dict[str, s
             writes: list[tuple[int, bytes]] = [] if text[:len(head)] == head else [(0, head)]
             appended: list[bytes] = []
             added = 0
-            for key, line in changes.items():
-                new = None if line is None else line.encode("utf-8")
-                span = _entry(text, body_start, body_end, key)
+            for span, new in _changed_entries(text, body_start, body_end, changes):
                 if span is None:
                     if new is not None:
                         appended.append(new)
@@ -274,19 +272,24 @@ def _entry(text: bytes | mmap.mmap, body_start: int, body_end: int, key: str) ->
     return start, body_end if end < 0 else end
 
 
+def _changed_entries(text: bytes | mmap.mmap, body_start: int, body_end: int,
+                     changes: dict[str, str | None]) -> Iterator[tuple[tuple[int, int] | None, bytes | None]]:
+    """((start, end) of its entry in the file, None when absent; its new line, None when removed)
+    of each changed key, in order."""
+    for key, line in changes.items():
+        yield _entry(text, body_start, body_end, key), None if line is None else line.encode("utf-8")
+
+
 def _searched_entries(text: bytes, body_start: int, body_end: int,
                       changes: dict[str, str | None]) -> list[bytes | memoryview]:
     """The kept and new entries, in order, each changed key found by a search of the file."""
     edits: list[tuple[int, int, bytes | None]] = []
     appended: list[bytes | memoryview] = []
-    for key, line in changes.items():
-        new = None if line is None else line.encode("utf-8")
-        span = _entry(text, body_start, body_end, key)
-        if span is None:
-            if new is not None:
-                appended.append(new)
-            continue
-        edits.append((*span, new))
+    for span, new in _changed_entries(text, body_start, body_end, changes):
+        if span is not None:
+            edits.append((*span, new))
+        elif new is not None:
+            appended.append(new)
     view = memoryview(text)
     entries: list[bytes | memoryview] = []
     cursor = body_start
