@@ -3,34 +3,47 @@
 A hook script does:
 
     from _hook import run_hook
-    from _lib.session import handlers
-    run_hook(handlers.memory_context)   # handler(payload, run) -> the JSON to print, or None
+    run_hook("memory-context")   # a key of handlers.HANDLERS: handler(payload, run) -> the JSON to print, or None
 
 The handlers live in scripts/_lib/session/handlers.py (importable, tested in-process). Every
 internal error is logged under the plugin data directory and the hook exits 0 with no output
 (fail open). Malformed or empty stdin is a no-op.
+
+A hook server answers the hook when one listens (scripts/_lib/session/hookclient.py: why, and
+its rules); else this process does, as the server's child would. Until it knows which, nothing
+but posix and sys is imported here: not even os.
 """
 
-from __future__ import annotations
-
-import os
+import posix
 import sys
-
-HOOKS_DIR = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HOOKS_DIR), "scripts"))
-
-from _lib.base import jsontext  # noqa: E402 - needs the path above (not json: see jsontext)
-from _lib.session.hookio import HookRun  # noqa: E402
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any
+
+HOOKS_DIR = __file__.rpartition("/")[0]  # (absolute: Python makes the script's directory so)
+ROOT = HOOKS_DIR.rpartition("/")[0]
+SERVER_SCRIPT = HOOKS_DIR + "/_server.py"
+sys.path.insert(0, ROOT + "/scripts")
 
 RAISE_ENV = "MEMORY_HOOK_RAISE"  # set by the tests: an error inside a hook exits 70 instead of failing open
 
 
-def read_payload() -> dict[str, Any] | None:
+def run_hook(name: str) -> None:
+    """Answer hook `name` through the hook server, else here; exit 0 whatever happens."""
+    try:
+        from _lib.session import hookclient
+
+        code = hookclient.delegate(name, ROOT, SERVER_SCRIPT)
+    except Exception:  # noqa: BLE001 - the server is an accelerator: answer here instead
+        code = None
+    posix._exit(answer(name) if code is None else code)  # skip interpreter teardown: hooks sit on every tool call
+
+
+def read_payload() -> "dict[str, Any] | None":
     """The hook's JSON input; None when stdin is empty, not JSON or not an object."""
+    from _lib.base import jsontext  # (not json: see jsontext)
+
     try:
         raw = sys.stdin.buffer.read(8 * 1024 * 1024)
         payload = jsontext.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
@@ -39,18 +52,23 @@ def read_payload() -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def run_hook(handle: Callable[[dict[str, Any], HookRun], dict[str, Any] | None]) -> None:
-    """Run `handle` on the payload, print its JSON answer, exit 0 whatever happens."""
+def answer(name: str) -> int:
+    """Run the handler of hook `name` on the payload and print its JSON answer: the exit status,
+    0 whatever happens (70 for an internal error when the tests set MEMORY_HOOK_RAISE)."""
+    from _lib.session.hookio import HookRun
+
     run = HookRun()
     try:
         payload = read_payload()
         if payload is not None:
-            answer = handle(payload, run)
-            if answer:
+            from _lib.session.handlers import HANDLERS
+
+            reply = HANDLERS[name](payload, run)
+            if reply:
+                from _lib.base import jsontext
                 from _lib.session.output import capped  # never more than Claude Code shows in full
 
-                answer = capped(answer)
-                sys.stdout.buffer.write(jsontext.encoded(answer) + b"\n")  # (UTF-8 whatever the locale)
+                sys.stdout.buffer.write(jsontext.encoded(capped(reply)) + b"\n")  # (UTF-8 whatever the locale)
                 sys.stdout.buffer.flush()
         for warning in run.warnings():
             run.log(f"note: {warning}")
@@ -64,7 +82,10 @@ def run_hook(handle: Callable[[dict[str, Any], HookRun], dict[str, Any] | None])
 
             run.log(f"{type(exc).__name__}: {exc} | " + " / ".join(
                 line.strip() for line in traceback.format_exc().splitlines()[-6:]))
+            import os  # (not posix.environ: a server's child has taken over the hook's environment)
+
             if os.environ.get(RAISE_ENV):  # the test suite: an internal error must fail the test
                 traceback.print_exc()
-                os._exit(70)
-    os._exit(0)  # skip interpreter teardown: hooks sit on every tool call
+                sys.stderr.flush()
+                return 70
+    return 0

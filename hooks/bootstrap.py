@@ -3,6 +3,4 @@
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.bootstrap)
+run_hook("bootstrap")

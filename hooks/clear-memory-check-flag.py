@@ -7,6 +7,4 @@ are kept for the session memory.
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.clear_memory_check_flag)
+run_hook("clear-memory-check-flag")

@@ -6,6 +6,4 @@ memory file and removes the session's state.
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.end_memory)
+run_hook("end-memory")

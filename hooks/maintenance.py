@@ -7,6 +7,4 @@ the hook state of sessions idle for two weeks.
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.maintenance)
+run_hook("maintenance")

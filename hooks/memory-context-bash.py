@@ -2,6 +2,4 @@
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.memory_context_bash)
+run_hook("memory-context-bash")

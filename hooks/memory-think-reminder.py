@@ -2,6 +2,4 @@
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.memory_think_reminder)
+run_hook("memory-think-reminder")

@@ -6,6 +6,4 @@ the SessionStart(compact) hook to put back into the fresh context.
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.pre_compact_memory)
+run_hook("pre-compact-memory")

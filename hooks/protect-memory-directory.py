@@ -6,6 +6,4 @@ _lib/session/guard.py, bashguard.py). The reason names what is protected and wha
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.protect_memory_directory)
+run_hook("protect-memory-directory")

@@ -2,6 +2,4 @@
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.start_memory_index)
+run_hook("start-memory-index")

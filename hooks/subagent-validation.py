@@ -14,6 +14,4 @@ calls carry an empty `agent_type` and are ignored. Prints nothing else; fails op
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.subagent_validation)
+run_hook("subagent-validation")

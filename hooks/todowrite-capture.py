@@ -10,6 +10,4 @@ project (a git repository or one with .claude/memory) and when the config's
 
 from _hook import run_hook
 
-from _lib.session import handlers
-
-run_hook(handlers.todowrite_capture)
+run_hook("todowrite-capture")

@@ -129,15 +129,15 @@ def test_us4_3_nothing_is_injected_when_no_gotcha_is_relevant(hooks: Hooks) -> N
 NOT_ON_HOT_PATHS = ("copy", "typing", "dataclasses", "argparse", "subprocess", "_lib.catalog.rollback",
                     "_lib.model.predecessor", "_lib.base.schema", "_lib.base.redact", "_lib.base.deps")
 LOADED_BY_HOOK = """
-import os, sys
+import os, posix, sys
 hook = sys.argv[1]
 sys.path.insert(0, os.path.dirname(hook))
-real_exit = os._exit
-def exit_listing_modules(code):  # a hook ends with os._exit: list what it loaded first
+real_exit = posix._exit
+def exit_listing_modules(code):  # a hook ends with posix._exit: list what it loaded first
     sys.stderr.write("\\n".join(sorted(sys.modules)) + "\\n")
     sys.stderr.flush()
     real_exit(code)
-os._exit = exit_listing_modules
+posix._exit = exit_listing_modules
 with open(hook, encoding="utf-8") as handle:
     exec(compile(handle.read(), hook, "exec"), {"__name__": "__main__", "__file__": hook})
 """
@@ -152,7 +152,7 @@ def test_hot_hooks_leave_write_and_command_machinery_unloaded(hooks: Hooks, name
                "memory-prompt-context": hooks.prompt("Why must token refresh be serialised per user?")}[name]
     proc = subprocess.run([sys.executable, "-S", "-c", LOADED_BY_HOOK, str(REPO / "hooks" / f"{name}.py")],
                           input=json.dumps(payload).encode(), capture_output=True, timeout=120,
-                          cwd=hooks.project, env=hooks.environ())
+                          cwd=hooks.project, env=hooks.environ(MEMORY_HOOK_SERVER="off"))  # (answered here)
     assert proc.returncode == 0, proc.stderr.decode()
     assert GOTCHA.encode() in proc.stdout or b"serialised" in proc.stdout, "the hook did not do its work"
     loaded = set(proc.stderr.decode().split())
@@ -731,7 +731,7 @@ def _imported(result: HookRun) -> set[str]:
 
 
 def test_the_counting_hooks_import_nothing_heavy(hooks: Hooks) -> None:
-    env = hooks.environ(PYTHONPROFILEIMPORTTIME="1")
+    env = hooks.environ(PYTHONPROFILEIMPORTTIME="1", MEMORY_HOOK_SERVER="off")  # (answered in the hook process)
     runs = {"clear-memory-check-flag": hooks.post_edit(hooks.project / "src/app.py", "Edit"),
             "memory-skill-reminder": hooks.prompt("continue with the next step"),
             "memory-think-reminder": hooks.prompt("continue with the next step")}

@@ -30,8 +30,18 @@ class LazyPattern:
     """A regular expression compiled when first used. Modules on the hooks' path declare their
     patterns at import; compiling them there would cost every tool call, used or not."""
 
+    declared: list[LazyPattern] = []
+
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._source = (pattern, flags)
+        LazyPattern.declared.append(self)
+
+    @classmethod
+    def compile_declared(cls) -> None:
+        """Compile every pattern declared so far into `re`'s cache (the hook server does, once
+        for all the hooks it forks)."""
+        for pattern in cls.declared:
+            re.compile(*pattern._source)
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(re.compile(*self._source), name)

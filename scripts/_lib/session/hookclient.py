@@ -1,0 +1,187 @@
+"""A hook process's side of the hook server: hand the hook over, wait for its exit status.
+
+Why a server: a hook that reads the catalog spends 20-30 ms importing (sqlite3, pathlib, re and
+the plugin's own modules) on top of a ~10 ms interpreter start, and Claude Code starts one on
+every tool call. The server (hookserver.py, run by hooks/_server.py) has imported all that
+once. A hook process only starts Python, hands its stdin, stdout, stderr and working directory
+(the descriptors themselves) with its environment and umask over a Unix socket, and waits. The
+server forks a child per hook, which takes them over and runs the same handler the hook process
+would have run: a fresh process in all but the imports (nothing is kept from one hook to the next).
+
+Rules:
+- An accelerator, never a dependency: a hook answers in-process whenever no server listens,
+  it refuses, or anything goes wrong before the child took the hook over. With none listening,
+  the hook starts one (detached, at most once per SPAWN_SECONDS) and answers itself.
+- One server per plugin root, interpreter and Python start-up environment (PYTHON*, LANG,
+  LC_*), listening in a private per-user directory of the temp directory:
+  $TMPDIR/claude-memory-<uid>, mode 0700, owned by the user; anything else there, no server.
+  On Linux the server also checks that each peer is the same user.
+- MEMORY_HOOK_SERVER=off: hooks neither use nor start one.
+
+This runs in every hook process before anything else: only posix, sys and _socket are
+imported (`os` alone costs 1.5 ms of a 10 ms interpreter start), paths are bytes.
+"""
+
+import posix
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import _socket
+    from typing import Mapping
+
+SWITCH_ENV = b"MEMORY_HOOK_SERVER"  # "off": no server
+RAISE_ENV = b"MEMORY_HOOK_RAISE"  # set by the tests: an error inside a hook exits 70 instead of failing open
+SPAWN_SECONDS = 10.0  # a hook finding no server starts one at most this often
+ACCEPT_SECONDS = 2.0  # a hook waits this long for the server to take its hook over, then answers itself
+PROTOCOL = b"memory-hook-1"
+# The child replies ACCEPTED, the hook GO, and only then does the child run the hook: after GO
+# the hook never answers itself, and without it the child never runs, so one of them answers.
+# The child ends with EXITED and one byte of exit status.
+ACCEPTED, GO, EXITED = b"A", b"G", b"X"
+_MAX_SOCKET_PATH = 100  # sun_path holds 104-108 bytes depending on the system
+_STARTUP_VARIABLES = (b"LANG", b"LC_", b"PYTHON")  # what shapes a Python process as it starts
+
+
+def enabled(environ: "Mapping[bytes, bytes]") -> bool:
+    return environ.get(SWITCH_ENV, b"").lower() not in (b"off", b"0", b"no", b"false")
+
+
+def runtime_directory(environ: "Mapping[bytes, bytes]") -> "bytes | None":
+    """The user's private directory for server sockets, made if missing; None when it is not
+    safely ours (another owner, open to others, a symlink, or not a directory)."""
+    uid = posix.getuid()
+    directory = (environ.get(b"TMPDIR") or b"/tmp").rstrip(b"/") + b"/claude-memory-%d" % uid
+    try:
+        posix.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        status = posix.lstat(directory)
+    except OSError:
+        return None
+    if (status.st_mode & 0o170000) != 0o040000 or status.st_uid != uid or status.st_mode & 0o077:
+        return None
+    return directory
+
+
+def server_key(root: bytes, executable: bytes, environ: "Mapping[bytes, bytes]") -> str:
+    """16 hex digits naming the server for this plugin root, interpreter and start-up environment."""
+    parts = [PROTOCOL, root, executable]
+    parts += sorted(name + b"=" + value for name, value in environ.items() if name.startswith(_STARTUP_VARIABLES))
+    digest = 0xCBF29CE484222325  # FNV-1a, 64 bits: no hashlib import on the hooks' path
+    for byte in b"\0".join(parts):
+        digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{digest:016x}"
+
+
+def socket_path(root: str, environ: "Mapping[bytes, bytes]") -> "bytes | None":
+    """Where the server for this plugin root and this interpreter listens (None: nowhere safe)."""
+    directory = runtime_directory(environ)
+    if directory is None:
+        return None
+    key = server_key(_encoded(root), _encoded(sys.executable), environ)
+    path = directory + b"/hooks-" + key.encode() + b".sock"
+    return path if len(path) <= _MAX_SOCKET_PATH else None
+
+
+def _encoded(path: str) -> bytes:
+    return path.encode(sys.getfilesystemencoding(), "surrogateescape")
+
+
+def delegate(name: str, root: str, server_script: str) -> "int | None":
+    """Have the server answer hook `name` with this process's stdin, stdout, stderr, directory,
+    umask and environment: its exit status, or None when this process must answer itself (with
+    no server listening, one is started for the next hooks)."""
+    environ = posix.environ
+    if not enabled(environ):
+        return None
+    path = socket_path(root, environ)
+    if path is None:
+        return None
+    import _socket
+
+    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        connection.settimeout(ACCEPT_SECONDS)
+        try:
+            connection.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            start_server(path, server_script)
+            return None
+        return _handed_over(connection, name, environ)
+    except OSError:
+        return None
+    finally:
+        connection.close()
+
+
+def _handed_over(connection: "_socket.socket", name: str, environ: "Mapping[bytes, bytes]") -> "int | None":
+    import _socket
+
+    try:
+        directory = posix.open(".", posix.O_RDONLY)
+    except OSError:
+        return None  # no working directory to hand over: answer here
+    try:
+        mask = posix.umask(0)
+        posix.umask(mask)
+        request = encode_request(name, mask, environ)
+        descriptors = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2, directory))
+        sent = connection.sendmsg([request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, descriptors)])
+        connection.sendall(request[sent:])
+    finally:
+        posix.close(directory)
+    if read_exactly(connection, 1) != ACCEPTED:
+        return None  # refused, or not taken over in ACCEPT_SECONDS: the child will not run the hook
+    connection.sendall(GO)
+    connection.settimeout(None)  # the hook is the child's now; Claude Code's timeout bounds the wait
+    reply = read_exactly(connection, 2)
+    if len(reply) == 2 and reply[:1] == EXITED:
+        return reply[1]
+    return 70 if environ.get(RAISE_ENV) else 0  # the child died: fail open, as a hook does
+
+
+def read_exactly(connection: "_socket.socket", size: int) -> bytes:
+    """`size` bytes, or fewer when the peer closes, fails or times out first."""
+    data = b""
+    while len(data) < size:
+        try:
+            chunk = connection.recv(size - len(data))
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def encode_request(name: str, umask: int, environ: "Mapping[bytes, bytes]") -> bytes:
+    fields = [PROTOCOL, name.encode(), b"%d" % umask]
+    fields += [key + b"=" + value for key, value in environ.items()]
+    body = b"\0".join(fields)
+    return len(body).to_bytes(4, "big") + body
+
+
+def start_server(path: bytes, server_script: str) -> None:
+    """Start a detached server for `path` unless one was started in the last SPAWN_SECONDS."""
+    import os
+    import time
+
+    marker = path[:-len(b".sock")] + b".started"
+    try:
+        if time.time() - os.stat(marker).st_mtime < SPAWN_SECONDS:
+            return
+    except OSError:
+        pass
+    try:
+        with open(marker, "wb"):
+            pass
+        os.posix_spawn(sys.executable, [sys.executable, "-S", server_script], os.environ, setsid=True,
+                       file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                                     (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                                     (os.POSIX_SPAWN_DUP2, 1, 2)])
+    except (OSError, AttributeError):  # (AttributeError: no posix_spawn on this system)
+        pass

@@ -1,0 +1,247 @@
+"""The hook server, as processes: a hook handed over to it answers exactly as one answered in its
+own process, with the hook's own directory, environment, umask and descriptors; and the hook
+answers itself whenever the server is absent, refuses, is not safely reachable or runs other code.
+
+Every server here runs under a TMPDIR of the test's own (the servers of other tests never
+answer), and stops when the test does: terminated, or idle for a second.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO
+
+from hookenv import Hooks
+
+GOTCHA_TITLE = "Token refresh must be serialised per user"
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def imported(self) -> set[str]:
+        """The modules the hook process itself imported (run with -X importtime)."""
+        return {line.rsplit("|", 1)[1].strip() for line in self.err.splitlines() if line.startswith("import time:")}
+
+    @property
+    def served(self) -> bool:
+        """Answered by a server: the hook process handed over before importing the catalog."""
+        assert "_lib.session.hookclient" in self.imported, "run without -X importtime, or no hand-over tried"
+        return "_lib.catalog.catalog" not in self.imported and "_lib.session.handlers" not in self.imported
+
+
+def hook(root: Path, name: str, payload: Any, env: dict[str, str], *, cwd: Path, umask: int = -1) -> Run:
+    """hooks/NAME.py of the plugin at `root` as hooks/run starts it (-S), listing its own imports."""
+    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(root / "hooks" / f"{name}.py")],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=120, cwd=cwd, env=env,
+                          umask=umask)
+    return Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+class Server:
+    """hooks/_server.py of the plugin at `root`, started as a hook would start it, ready once it said so."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-S", str(root / "hooks" / "_server.py")], env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        line = self.proc.stdout.readline().decode()  # type: ignore[union-attr]
+        assert line.startswith("listening "), (line, self.proc.stderr.read())  # type: ignore[union-attr]
+        self.socket = Path(line.split(" ", 1)[1].strip())
+        # then it lets go of the pipes: whoever started it is not kept waiting for more
+        assert self.proc.stdout.read() == b"" and self.proc.poll() is None  # type: ignore[union-attr]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(timeout=60)
+
+
+@pytest.fixture
+def hooks(tmp_path: Path):  # type: ignore[no-untyped-def]
+    hooks = Hooks(tmp_path)
+    runtime = tempfile.mkdtemp(prefix="hs", dir="/tmp")  # (short: a socket's path holds ~100 bytes)
+    hooks.extra_env.update(TMPDIR=runtime, MEMORY_HOOK_SERVER_IDLE="120")
+    hooks.write_file("src/auth/login.ts", "export async function login() { return refreshToken(); }\n")
+    hooks.memory("write", GOTCHA_TITLE, "--type", "gotcha", "--tags", "auth",
+                 "--content", "Two concurrent refreshes revoke each other because refresh tokens rotate.")
+    yield hooks
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+@pytest.fixture
+def server(hooks: Hooks):  # type: ignore[no-untyped-def]
+    started = Server(REPO, hooks.environ())
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def plugin_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plugin's hooks and scripts copied, plus a hook `boom` whose handler raises."""
+    root = tmp_path_factory.mktemp("plugin")
+    for part in ("hooks", "scripts", "schemas"):
+        shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    with (root / "scripts" / "_lib" / "session" / "handlers.py").open("a") as handlers:
+        handlers.write("\n\ndef boom(payload, run):\n    raise RuntimeError('boom inside the hook')\n\n\n"
+                       "HANDLERS['boom'] = boom\n")
+    (root / "hooks" / "boom.py").write_text('from _hook import run_hook\n\nrun_hook("boom")\n')
+    return root
+
+
+def read_payload(hooks: Hooks, **kw: Any) -> dict[str, Any]:
+    return hooks.post_read(hooks.project / "src/auth/login.ts", session_id=str(uuid.uuid4()), **kw)
+
+
+# -- answers ----------------------------------------------------------------------------------------
+
+def test_a_served_hook_answers_as_its_own_process_would_importing_almost_nothing(hooks: Hooks, server: Server) -> None:
+    env = hooks.environ()
+    for name, payload in [("memory-context", lambda: read_payload(hooks)),
+                          ("memory-prompt-context", lambda: hooks.prompt("Why must token refresh be serialised?",
+                                                                         session_id=str(uuid.uuid4())))]:
+        alone = hook(REPO, name, payload(), dict(env, MEMORY_HOOK_SERVER="off"), cwd=hooks.project)
+        served = hook(REPO, name, payload(), env, cwd=hooks.project)
+        assert (alone.code, served.code) == (0, 0), served.err
+        assert served.served and not alone.served
+        assert GOTCHA_TITLE in served.out and served.out == alone.out
+        # the hook process loads nothing but the hand-over: not even os
+        assert not served.imported & {"os", "re", "pathlib", "json", "sqlite3", "_lib.base.jsontext"}, served.imported
+
+
+def test_the_child_takes_over_the_hooks_directory_environment_and_umask(hooks: Hooks, server: Server,
+                                                                        tmp_path: Path) -> None:
+    other_data = tmp_path / "other-data"  # not the data directory the server was started with
+    other_project = tmp_path / "elsewhere"
+    subprocess.run(["git", "init", "-q", str(other_project)], check=True)
+    payload = read_payload(hooks)
+    del payload["cwd"]  # the hook's working directory decides the project
+    env = hooks.environ(CLAUDE_PLUGIN_DATA=str(other_data))
+    env.pop("CLAUDE_PROJECT_DIR")
+    there = hook(REPO, "memory-context", payload, env, cwd=other_project, umask=0o077)
+    assert there.served and there.code == 0 and there.out == ""  # no gotcha in that project
+    again = dict(payload, session_id=str(uuid.uuid4()))
+    here = hook(REPO, "memory-context", again, env, cwd=hooks.project, umask=0o077)
+    assert here.served and GOTCHA_TITLE in here.out
+    # the sessions' state went to the hook's data directory
+    assert {path.stem for path in (other_data / "sessions").glob("*.json")} == {payload["session_id"],
+                                                                              again["session_id"]}
+    assert stat.S_IMODE(other_data.stat().st_mode) == 0o700  # made under the hook's umask, not the server's
+    assert not (hooks.data / "sessions").exists()
+
+
+def test_parallel_hooks_through_one_server_lose_no_update(hooks: Hooks, server: Server) -> None:
+    env = hooks.environ()
+    edits = [hooks.post_edit(hooks.project / f"src/file{index}.py") for index in range(24)]
+    procs = [subprocess.Popen([sys.executable, "-S", str(REPO / "hooks" / "clear-memory-check-flag.py")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              cwd=hooks.project, env=env) for _ in edits]
+    for proc, payload in zip(procs, edits):
+        out, err = proc.communicate(json.dumps(payload).encode(), timeout=120)
+        assert proc.returncode == 0 and out == b"", err
+    state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text())
+    assert state["edits_since_capture"] == 24
+    assert len(state["files_changed"]) == 24
+
+
+# -- failures inside the hook -----------------------------------------------------------------------
+
+def test_an_error_inside_a_served_hook_reaches_the_hooks_exit_status_and_stderr(hooks: Hooks, plugin_copy: Path) -> None:
+    server = Server(plugin_copy, hooks.environ())
+    try:
+        raised = hook(plugin_copy, "boom", read_payload(hooks), hooks.environ(), cwd=hooks.project)
+        assert raised.served
+        assert raised.code == 70 and "RuntimeError: boom inside the hook" in raised.err  # with the tests' switch
+        quiet = hook(plugin_copy, "boom", read_payload(hooks), hooks.environ(MEMORY_HOOK_RAISE=""), cwd=hooks.project)
+        assert quiet.served and quiet.code == 0 and quiet.out == "" and "Traceback" not in quiet.err  # fails open
+        assert "RuntimeError: boom inside the hook" in (hooks.data / "hooks.log").read_text()
+    finally:
+        server.stop()
+
+
+# -- when the hook answers itself -----------------------------------------------------------------
+
+def test_changed_code_sends_hooks_back_home_and_the_server_leaves(hooks: Hooks, plugin_copy: Path) -> None:
+    server = Server(plugin_copy, hooks.environ())
+    try:
+        assert hook(plugin_copy, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project).served
+        changed = plugin_copy / "scripts" / "_lib" / "catalog" / "bm25.py"
+        status = changed.stat()
+        os.utime(changed, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000_000))  # as an update would
+        after = hook(plugin_copy, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project)
+        assert not after.served and GOTCHA_TITLE in after.out  # answered all the same, by the hook itself
+        assert server.proc.wait(timeout=60) == 0
+        assert not server.socket.exists()
+    finally:
+        server.stop()
+
+
+def test_an_idle_server_leaves_and_takes_its_socket(hooks: Hooks) -> None:
+    server = Server(REPO, hooks.environ(MEMORY_HOOK_SERVER_IDLE="0.5"))
+    assert server.proc.wait(timeout=60) == 0
+    assert not server.socket.exists()
+
+
+def test_a_stalled_or_garbled_client_delays_no_other_hook(hooks: Hooks, server: Server) -> None:
+    stalled = socket.socket(socket.AF_UNIX)
+    stalled.connect(str(server.socket))  # and never says anything
+    garbled = socket.socket(socket.AF_UNIX)
+    garbled.connect(str(server.socket))
+    garbled.sendall(b"\x00\x00\x00\x05hello")
+    assert garbled.recv(16) == b""  # refused: the child leaves without taking anything over
+    garbled.close()
+    answered = hook(REPO, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project)
+    assert answered.served and GOTCHA_TITLE in answered.out
+    stalled.close()
+    assert server.proc.poll() is None
+
+
+def test_a_hook_with_no_server_answers_itself_and_starts_one(hooks: Hooks) -> None:
+    env = hooks.environ(MEMORY_HOOK_SERVER_IDLE="1")  # the server it starts leaves a second after the last hook
+    first = hook(REPO, "memory-context", read_payload(hooks), env, cwd=hooks.project)
+    assert not first.served and GOTCHA_TITLE in first.out
+    directory = Path(env["TMPDIR"]) / f"claude-memory-{os.getuid()}"
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert [path.suffix for path in directory.iterdir() if path.suffix == ".started"] == [".started"]
+    for _ in range(200):  # the server starts in the background: some hook soon hands over to it
+        later = hook(REPO, "memory-context", read_payload(hooks), env, cwd=hooks.project)
+        assert GOTCHA_TITLE in later.out
+        if later.served:
+            break
+    else:
+        pytest.fail("no hook was handed over to the server the first hook started")
+
+
+@pytest.mark.parametrize("unsafe", ["open to others", "a symlink", "switched off"])
+def test_no_server_where_it_is_not_safely_ours_or_when_switched_off(hooks: Hooks, tmp_path: Path, unsafe: str) -> None:
+    env = hooks.environ()
+    directory = Path(env["TMPDIR"]) / f"claude-memory-{os.getuid()}"
+    if unsafe == "open to others":
+        directory.mkdir(mode=0o755)
+        directory.chmod(0o755)
+    elif unsafe == "a symlink":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        directory.symlink_to(tmp_path / "elsewhere")
+    else:
+        env["MEMORY_HOOK_SERVER"] = "off"
+    before = sorted(Path(env["TMPDIR"]).rglob("*"))
+    for _ in range(3):
+        answered = hook(REPO, "memory-context", read_payload(hooks), env, cwd=hooks.project)
+        assert not answered.served and GOTCHA_TITLE in answered.out
+    assert sorted(Path(env["TMPDIR"]).rglob("*")) == before  # nothing started, nothing written there
