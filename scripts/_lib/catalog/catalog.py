@@ -76,6 +76,7 @@ CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHO
 # an index entry for it) and read back as this expression; lookups by path go through _AT_PATH.
 _RELPATH = "COALESCE(relpath, slug || '.md')"
 _AT_PATH = "(relpath = ? OR (relpath IS NULL AND slug = ?))"
+_SLUG_BATCH = 500  # slugs per `IN (...)` query
 # A memory's links are kept as the ids of their slugs in `nodes`, in the file's order, and read back
 # as a JSON list of slugs.
 _LINKS = ("(SELECT json_group_array(slug) FROM (SELECT n.slug AS slug FROM json_each(docs.links) j "
@@ -593,9 +594,7 @@ class Catalog(ForeignFiles, Exports):
         """`verify` for memories known by slug (e.g. a ranking's results)."""
         if self._lock_depth or not self.verifying or not slugs:
             return False
-        rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE slug IN ({', '.join('?' * len(slugs))})",
-                                 slugs).fetchall()
-        return self.verify([self._entry(row) for row in rows])
+        return self.verify(self._entries_of(slugs))
 
     def verify(self, entries: list[Entry]) -> bool:
         """Check the files of entries a reading command is about to return against their recorded
@@ -799,6 +798,22 @@ class Catalog(ForeignFiles, Exports):
 
     def get(self, slug: str) -> Entry | None:
         return self._verified_one("slug", slug)
+
+    def get_many(self, slugs: Iterable[str]) -> dict[str, Entry]:
+        """slug -> entry of those of `slugs` catalogued, checked as get() checks one (in one pass)."""
+        slugs = list(dict.fromkeys(slugs))
+        found = self._entries_of(slugs)
+        if self.verify(found):
+            found = self._entries_of(slugs)
+        return {entry.slug: entry for entry in found}
+
+    def _entries_of(self, slugs: list[str]) -> list[Entry]:
+        found = []
+        for start in range(0, len(slugs), _SLUG_BATCH):
+            batch = slugs[start:start + _SLUG_BATCH]
+            found += [self._entry(row) for row in self.conn.execute(
+                f"SELECT {_ENTRY_COLUMNS} FROM docs WHERE slug IN ({', '.join('?' * len(batch))})", batch)]
+        return found
 
     def get_by_id(self, doc: int) -> Entry | None:
         return self._verified_one("id", doc)

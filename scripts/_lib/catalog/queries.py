@@ -50,13 +50,17 @@ def terms(catalog: Catalog) -> Iterator[tuple[str, str]]:
         yield slug, " ".join([spelled[ident] for ident in words.unpack(ids)])
 
 
-def terms_held(catalog: Catalog, slug: str, terms: Iterable[str]) -> set[str]:
-    """Those of `terms` that are indexed words of one memory (none when it is not catalogued)."""
-    row = catalog.conn.execute("SELECT words FROM docs WHERE slug=?", (slug,)).fetchone()
-    if row is None:
-        return set()
-    held = set(words.unpack(row[0]))
-    return {term for term, ident in words.lookup(catalog.conn, list(terms)).items() if ident in held}
+def terms_held_by(catalog: Catalog, slugs: list[str], terms: Iterable[str]) -> dict[str, set[str]]:
+    """slug -> those of `terms` that are indexed words of it, for those of `slugs` catalogued."""
+    ids = words.lookup(catalog.conn, list(terms))
+    held: dict[str, set[str]] = {}
+    for start in range(0, len(slugs), _BATCH):
+        batch = slugs[start:start + _BATCH]
+        for slug, packed in catalog.conn.execute(
+                f"SELECT slug, words FROM docs WHERE slug IN ({', '.join('?' * len(batch))})", batch):
+            present = set(words.unpack(packed))
+            held[slug] = {term for term, ident in ids.items() if ident in present}
+    return held
 
 
 def document_frequency(catalog: Catalog, term: str) -> int:

@@ -206,11 +206,14 @@ def relevant(workspace: Workspace, prompt: str, *, limit: int = 5) -> list[Candi
                 idf[term] = math.log(1 + (count - df + 0.5) / (df + 0.5))
         total = sum(idf.values())
         ranked = search.rank(catalog, " ".join(idf), limit=limit * 4, max_df=common) if idf else []
-        for slug, score in ranked[: limit * 4]:
-            entry = catalog.get(slug)
+        candidates = ranked[: limit * 4]
+        entries = catalog.get_many(slug for slug, _ in candidates)
+        held = queries.terms_held_by(catalog, [slug for slug, _ in candidates], idf)
+        for slug, score in candidates:
+            entry = entries.get(slug)
             if entry is None or entry.status != "active" or entry.type == "session":
                 continue
-            matched = queries.terms_held(catalog, slug, idf)
+            matched = held.get(slug, set())
             coverage = sum(idf[term] for term in matched) / total if total else 0.0
             named = matched & (set(entry.tags) | set(text.tokens(entry.title)))
             if (len(matched) >= MIN_TERMS and coverage >= MIN_COVERAGE) or (named and len(idf) == 1 and len(terms) <= 2):
