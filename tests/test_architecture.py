@@ -231,3 +231,36 @@ def test_no_test_module_imports_another() -> None:
             offending += [f"{path.relative_to(ROOT)}:{node.lineno}: {name}" for name in names
                           if name.split(".")[-1].startswith("test_")]
     assert not offending, "test modules importing test modules:\n" + "\n".join(offending)
+
+
+# What a module computes at import must not depend on the process: the hook server imports
+# _lib once and forks a child per hook, with that hook's environment, directory and files.
+PROCESS_STATE = {"environ", "environb", "getenv", "getcwd", "open", "read_text", "read_bytes", "stat",
+                 "exists", "is_file", "is_dir", "listdir", "scandir", "time", "now", "getpid", "getuid"}
+
+
+def import_time_statements(tree: ast.Module):
+    """The statements that run at import: module level and class bodies, not function bodies."""
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(node, ast.ClassDef):
+            pending += node.body
+            continue
+        if isinstance(node, ast.If) and is_type_checking(node.test):
+            continue
+        yield node
+
+
+def test_no_module_reads_the_process_at_import() -> None:
+    offending = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for statement in import_time_statements(tree):
+            for node in ast.walk(statement):
+                name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+                if name in PROCESS_STATE and not isinstance(node.ctx if hasattr(node, "ctx") else None, ast.Store):
+                    offending.append(f"{module}:{node.lineno}: {name}")
+    assert not offending, "reads the process's environment, files or clock at import:\n" + "\n".join(offending)
