@@ -47,9 +47,11 @@ class Run:
         return "_lib.catalog.catalog" not in self.imported and "_lib.session.handlers" not in self.imported
 
 
-def hook(root: Path, name: str, payload: Any, env: dict[str, str], *, cwd: Path, umask: int = -1) -> Run:
-    """hooks/NAME.py of the plugin at `root` as hooks/run starts it (-S), listing its own imports."""
-    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(root / "hooks" / f"{name}.py")],
+def hook(root: Path, name: str, payload: Any, env: dict[str, str], *, cwd: Path, umask: int = -1,
+         inside: list[str] | None = None) -> Run:
+    """hooks/NAME.py of the plugin at `root` as hooks/run starts it (-S), listing its own imports
+    (`inside`: a command prefix that runs it, e.g. in a namespace of its own)."""
+    proc = subprocess.run([*(inside or []), sys.executable, "-S", "-X", "importtime", str(root / "hooks" / f"{name}.py")],
                           input=json.dumps(payload).encode(), capture_output=True, timeout=120, cwd=cwd, env=env,
                           umask=umask)
     return Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
@@ -245,3 +247,14 @@ def test_no_server_where_it_is_not_safely_ours_or_when_switched_off(hooks: Hooks
         answered = hook(REPO, "memory-context", read_payload(hooks), env, cwd=hooks.project)
         assert not answered.served and GOTCHA_TITLE in answered.out
     assert sorted(Path(env["TMPDIR"]).rglob("*")) == before  # nothing started, nothing written there
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"]).returncode != 0,
+                    reason="needs unshare and the right to make a network namespace")
+def test_a_hook_in_a_sandbox_of_its_own_answers_inside_it(hooks: Hooks, server: Server) -> None:
+    # bubblewrap, as Claude Code's sandbox uses it, gives a command its own namespaces: a child
+    # out here would do its work outside the sandbox
+    sandboxed = hook(REPO, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project,
+                     inside=["unshare", "-n"])
+    assert not sandboxed.served and GOTCHA_TITLE in sandboxed.out
+    assert hook(REPO, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project).served

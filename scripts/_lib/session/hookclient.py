@@ -15,7 +15,8 @@ Rules:
 - One server per plugin root, interpreter and Python start-up environment (PYTHON*, LANG,
   LC_*), listening in a private per-user directory of the temp directory:
   $TMPDIR/claude-memory-<uid>, mode 0700, owned by the user; anything else there, no server.
-  On Linux the server also checks that each peer is the same user.
+  On Linux the server also checks that each peer is the same user in the same namespaces: a
+  hook sandboxed (bubblewrap) or contained answers inside its sandbox.
 - MEMORY_HOOK_SERVER=off: hooks neither use nor start one.
 
 This runs in every hook process before anything else: only posix, sys and _socket are

@@ -92,7 +92,7 @@ class Listener:
             if code_changed(self.code):  # this hook answers itself; the next one starts a new server
                 connection.close()
                 return
-            if not same_user(connection):
+            if not trusted_peer(connection):
                 connection.close()
                 continue
             last = time.monotonic()
@@ -228,15 +228,27 @@ def adopt(request: Request) -> None:
     time.tzset()  # local time as the hook's TZ says
 
 
-def same_user(connection: _socket.socket) -> bool:
-    """On Linux, whether the peer runs as this user (elsewhere the directory's mode decides)."""
+NAMESPACES = ("mnt", "net", "user", "pid")  # a peer in another of these is sandboxed or contained
+
+
+def trusted_peer(connection: _socket.socket) -> bool:
+    """On Linux, whether the peer runs as this user and in this process's namespaces: a hook
+    in a sandbox (bubblewrap) or a container of its own answers inside it, never through a
+    child out here. Elsewhere the directory's mode decides."""
     import _socket
 
     option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:
         return True
     credentials = connection.getsockopt(_socket.SOL_SOCKET, option, 12)  # pid, uid, gid
-    return int.from_bytes(credentials[4:8], sys.byteorder) == os.getuid()
+    pid = int.from_bytes(credentials[0:4], sys.byteorder)
+    if int.from_bytes(credentials[4:8], sys.byteorder) != os.getuid():
+        return False
+    try:
+        return all(os.readlink(f"/proc/{pid}/ns/{kind}") == os.readlink(f"/proc/self/ns/{kind}")
+                   for kind in NAMESPACES)
+    except OSError:
+        return False  # cannot tell: the hook answers itself
 
 
 def code_files(root: str) -> dict[str, tuple[int, int]]:
