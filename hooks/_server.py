@@ -1,5 +1,6 @@
-"""The hook server: started detached by a hook that found none listening; answers hooks in forked
-children until idle (why and its rules: scripts/_lib/session/hookserver.py).
+"""The hook server: started detached by a hook or `memory` command that found none listening; runs
+hooks and `memory` commands in forked children until idle (why, and its rules:
+scripts/_lib/session/hookclient.py).
 
 Usage: python -S hooks/_server.py   (prints "listening <socket>" once it accepts hooks)
 """
@@ -21,6 +22,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
 
+COMMAND = "memory"  # what scripts/memory.py hands over (any other name is a hook's)
+# what the commands import between them, beside what the hooks do (scripts/ is on sys.path)
+COMMANDS = ("memory", "_cli", "argparse", "difflib", "write", "read", "update", "delete", "link", "unlink",
+            "list", "search", "edges", "graph", "tag", "untag", "query", "gotchas", "semantic", "task", "stats")
+
 
 def main() -> int:
     import fcntl
@@ -36,7 +42,7 @@ def main() -> int:
     except OSError:
         print("no server: another one is running or starting", file=sys.stderr)
         return 0
-    hookserver.preload()
+    hookserver.preload(COMMANDS)
     listener = hookserver.Listener(path, idle=hookserver.idle_seconds(os.environ), code=ROOT)
     print(f"listening {os.fsdecode(path)}", flush=True)
     quiet = os.open(os.devnull, os.O_RDWR)
@@ -44,42 +50,62 @@ def main() -> int:
         os.dup2(quiet, fd)
     os.close(quiet)
     try:
-        for connection in listener.connections():
-            if os.fork() == 0:
+        for connection, peer in listener.connections():
+            child = os.fork()
+            if child == 0:
                 code = 0
                 try:
-                    code = serve(connection, listener, lock)
+                    code = serve(connection, peer, listener, lock)
                 finally:
                     os._exit(code)  # whatever happened: a child never goes on serving
-            connection.close()
+            listener.watch(child, connection)
     finally:
         listener.close()
     return 0
 
 
-def serve(connection: _socket.socket, listener: hookserver.Listener, lock: int) -> int:
-    """In the forked child: take the hook over and answer it; the exit status."""
-    import signal
+def serve(connection: _socket.socket, peer: int, listener: hookserver.Listener, lock: int) -> int:
+    """In the forked child: take the hook or command over and run it; the exit status."""
+    from _lib.session.handlers import HANDLERS
 
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the hook's own subprocesses are waited for
     listener.release()
     os.close(lock)
-    request = hookserver.take_over(connection)
+    request = hookserver.take_over(connection, peer, {*HANDLERS, COMMAND})
     if request is None:
         return 0
-    sys.argv = [os.path.join(ROOT, "hooks", f"{request.name}.py")]
-    code = 0
+    code = 1
     try:
-        hookserver.adopt(request)
-        code = answer(request.name)
+        hookserver.adopt(request, connection)
+        if request.name == COMMAND:
+            code = command(request.argv)
+        else:
+            sys.argv = [os.path.join(ROOT, "hooks", f"{request.name}.py")]
+            code = answer(request.name)
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except (OSError, ValueError):
                 pass
-        hookserver.report_exit(connection, code)
     return code
+
+
+def command(argv: list[str]) -> int:
+    """`memory ARGV` as scripts/memory.py runs it in a process of its own: the exit status."""
+    import memory
+
+    try:
+        return memory.main(argv)
+    except SystemExit as exc:  # as the interpreter turns one into a status
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    except BaseException:  # noqa: BLE001 - as the interpreter reports one
+        import traceback
+
+        traceback.print_exc()
+        return 1
 
 
 if __name__ == "__main__":

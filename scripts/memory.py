@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""memory <operation> [args]: the command line of the memory plugin for Claude Code."""
+"""memory <operation> [args]: the command line of the memory plugin for Claude Code.
 
-from __future__ import annotations
+bin/memory runs this file. It first hands the command to the hook server when one listens
+(scripts/_lib/session/hookclient.py: why, and its rules), which runs main() in a forked child
+with this process's descriptors, directory and environment; else it runs it here. Until it
+knows which, nothing but posix and sys is imported.
+"""
 
-import os
+import posix
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = (__file__ if __file__.startswith("/") else f"{posix.getcwd()}/{__file__}").rpartition("/")[0]
 NOT_OPERATIONS = {"memory"}
 
 
 def operations() -> dict[str, str]:
     """Operation name -> script path (`suggest-links` runs suggest_links.py)."""
+    import os
+
     found = {}
     for name in sorted(os.listdir(HERE)):
         stem, ext = os.path.splitext(name)
@@ -78,5 +84,21 @@ def run() -> None:
     sys.exit(main(sys.argv[1:]))
 
 
+def served(argv: list[str]) -> "int | None":
+    """The exit status of `memory ARGV` run by the hook server; None: run it here."""
+    root = HERE.rpartition("/")[0]
+    server = f"{root}/hooks/_server.py"
+    try:
+        posix.stat(server)  # (an installed package has none)
+        from _lib.session import hookclient
+
+        return hookclient.delegate("memory", root, server, argv, died=1)
+    except Exception:  # noqa: BLE001 - the server is an accelerator: run it here instead
+        return None
+
+
 if __name__ == "__main__":
+    code = served(sys.argv[1:])
+    if code is not None:
+        posix._exit(code)  # (this process printed nothing: the child did)
     run()

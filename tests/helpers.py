@@ -20,6 +20,11 @@ sys.path.insert(0, str(SCRIPTS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+# The hook server, which also runs `memory` commands: the servers the suite starts (one per
+# start-up environment it uses) leave a minute after its last command or hook.
+SERVER_IDLE = "60"
+
+
 def load_schema(name: str) -> dict[str, Any]:
     return json.loads((SCHEMAS / f"{name}.schema.json").read_text())
 
@@ -80,7 +85,7 @@ class Env:
         # HF_HUB_OFFLINE: the embedded provider never reaches the model hub from a test (one that
         # downloads sets HF_ENDPOINT to a loopback server and clears it)
         env.update(HOME=str(self.home), CLAUDE_MEMORY_PYTHON=sys.executable, PYTHONDONTWRITEBYTECODE="1",
-                   HF_HUB_OFFLINE="1")
+                   HF_HUB_OFFLINE="1", MEMORY_HOOK_SERVER_IDLE=SERVER_IDLE)
         env.update(self.extra_env)
         env.update(extra)
         return env

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers import REPO
+from helpers import REPO, SERVER_IDLE
 
 from _lib.model import frontmatter
 from _lib.session import handlers
@@ -77,6 +77,7 @@ class Hooks:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("CLAUDE", "MEMORY_"))}
         env.update(HOME=str(self.home), PATH=f"{self.bin}{os.pathsep}{env.get('PATH', '')}",
                    PYTHONDONTWRITEBYTECODE="1", CLAUDE_PLUGIN_DATA=str(self.data), MEMORY_HOOK_RAISE="1",
+                   MEMORY_HOOK_SERVER_IDLE=SERVER_IDLE,
                    CLAUDE_PROJECT_DIR=str(self.project))
         env.update(self.extra_env)
         env.update(extra)

@@ -8,9 +8,12 @@ answer), and stops when the test does: terminated, or idle for a second.
 
 from __future__ import annotations
 
+import array
 import json
 import os
+import select
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -42,9 +45,10 @@ class Run:
 
     @property
     def served(self) -> bool:
-        """Answered by a server: the hook process handed over before importing the catalog."""
+        """Run by a server: the process handed over before importing even `os` (which the work
+        itself always needs)."""
         assert "_lib.session.hookclient" in self.imported, "run without -X importtime, or no hand-over tried"
-        return "_lib.catalog.catalog" not in self.imported and "_lib.session.handlers" not in self.imported
+        return "os" not in self.imported
 
 
 def hook(root: Path, name: str, payload: Any, env: dict[str, str], *, cwd: Path, umask: int = -1,
@@ -78,11 +82,11 @@ class Server:
 @pytest.fixture
 def hooks(tmp_path: Path):  # type: ignore[no-untyped-def]
     hooks = Hooks(tmp_path)
-    runtime = tempfile.mkdtemp(prefix="hs", dir="/tmp")  # (short: a socket's path holds ~100 bytes)
-    hooks.extra_env.update(TMPDIR=runtime, MEMORY_HOOK_SERVER_IDLE="120")
     hooks.write_file("src/auth/login.ts", "export async function login() { return refreshToken(); }\n")
     hooks.memory("write", GOTCHA_TITLE, "--type", "gotcha", "--tags", "auth",
                  "--content", "Two concurrent refreshes revoke each other because refresh tokens rotate.")
+    runtime = tempfile.mkdtemp(prefix="hs", dir="/tmp")  # (short: a socket's path holds ~100 bytes)
+    hooks.extra_env.update(TMPDIR=runtime, MEMORY_HOOK_SERVER_IDLE="120")  # from here on, this test's servers
     yield hooks
     shutil.rmtree(runtime, ignore_errors=True)
 
@@ -206,7 +210,7 @@ def test_a_stalled_or_garbled_client_delays_no_other_hook(hooks: Hooks, server: 
     garbled = socket.socket(socket.AF_UNIX)
     garbled.connect(str(server.socket))
     garbled.sendall(b"\x00\x00\x00\x05hello")
-    assert garbled.recv(16) == b""  # refused: the child leaves without taking anything over
+    assert not garbled.recv(16).startswith(b"A")  # refused: the child leaves without taking anything over
     garbled.close()
     answered = hook(REPO, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project)
     assert answered.served and GOTCHA_TITLE in answered.out
@@ -258,3 +262,147 @@ def test_a_hook_in_a_sandbox_of_its_own_answers_inside_it(hooks: Hooks, server: 
                      inside=["unshare", "-n"])
     assert not sandboxed.served and GOTCHA_TITLE in sandboxed.out
     assert hook(REPO, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project).served
+
+
+# -- a hook's own process: closed descriptors, killed, held up ------------------------------------
+
+@pytest.mark.parametrize("closed", [0, 1])
+def test_a_hook_started_with_stdin_or_stdout_closed_answers_itself(hooks: Hooks, server: Server, closed: int) -> None:
+    # the hand-over's socket would take the closed descriptor's number and be handed over as it: a
+    # child reading its own socket as stdin would wait forever, one writing to it as stdout would
+    # answer into the hand-over
+    proc = subprocess.run(["sh", "-c", f'exec "$@" {closed}>&-', "sh", sys.executable, "-S", "-X", "importtime",
+                           str(REPO / "hooks" / "memory-context.py")],
+                          input=json.dumps(read_payload(hooks)).encode(), capture_output=True, timeout=60,
+                          cwd=hooks.project, env=hooks.environ())
+    # answered here, as without a server (with the tests' switch a missing stream is an internal error)
+    assert proc.returncode == 70 and b"AttributeError: 'NoneType'" in proc.stderr
+
+
+def test_killing_a_served_hook_ends_its_work_as_it_would_its_own_process(hooks: Hooks, server: Server) -> None:
+    # Claude Code kills a hook past its timeout or when the user interrupts: the child answering it
+    # stops there too, and does not update the session afterwards
+    edit = hooks.post_edit(hooks.project / "src/late.py", session_id=str(uuid.uuid4()))
+    proc = subprocess.Popen([sys.executable, "-S", str(REPO / "hooks" / "clear-memory-check-flag.py")],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=hooks.project, env=hooks.environ())
+    assert proc.stdin is not None
+    # more than a pipe holds: once written, the child (the hook never reads its stdin) is reading it
+    proc.stdin.write(json.dumps(edit).encode() + b" " * (1 << 20))
+    proc.stdin.flush()
+    proc.kill()
+    proc.wait(timeout=60)
+    # the child dies with its hook: the pipe is left without a reader (a child still reading would
+    # take 8 MB, then stop reading and answer from what it has)
+    os.set_blocking(proc.stdin.fileno(), False)
+    with pytest.raises(BrokenPipeError):
+        for _ in range(1024):
+            assert select.select([], [proc.stdin], [], 60)[1], "the pipe stayed full: someone holds it unread"
+            try:
+                os.write(proc.stdin.fileno(), b" " * 65536)
+            except BlockingIOError:
+                continue
+    proc.stdin = None  # (closed by the kernel's reckoning already)
+    assert not (hooks.data / "sessions" / f"{edit['session_id']}.json").exists()
+
+
+def test_a_hook_held_up_between_accepted_and_go_is_answered_by_the_child(hooks: Hooks, server: Server) -> None:
+    # a hook suspended (Ctrl-Z, a loaded machine) after the child's ACCEPTED sends GO late: the child
+    # must still answer it, since after GO the hook no longer answers itself
+    from _lib.session import hookclient
+
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    os.write(stdin_write, json.dumps(read_payload(hooks)).encode())
+    os.close(stdin_write)
+    directory = os.open(hooks.project, os.O_RDONLY)
+    request = hookclient.encode_request("memory-context", [], {os.fsencode(k): os.fsencode(v)
+                                                               for k, v in hooks.environ().items()})
+    with socket.socket(socket.AF_UNIX) as connection:
+        connection.connect(str(server.socket))
+        connection.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                        array.array("i", [stdin_read, stdout_write, stdout_write, directory]))])
+        for fd in (stdin_read, stdout_write, directory):
+            os.close(fd)
+        assert connection.recv(5)[:1] == hookclient.ACCEPTED
+        # held up past the time the hook itself waits for ACCEPTED: the child is still there
+        assert select.select([connection], [], [], hookclient.ACCEPT_SECONDS + 0.5)[0] == []
+        connection.sendall(hookclient.GO)
+        assert connection.recv(2) == hookclient.EXITED + b"\0"
+    with os.fdopen(stdout_read, "rb") as answer:
+        assert GOTCHA_TITLE in answer.read().decode()
+
+
+def test_a_relative_tmpdir_puts_no_socket_directory_in_the_hooks_directory(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from _lib.session import hookclient
+
+    monkeypatch.chdir(tmp_path)  # (the project, for a hook)
+    assert hookclient.runtime_directory({b"TMPDIR": b"."}) == b"/tmp/claude-memory-%d" % os.getuid()
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- `memory` commands ------------------------------------------------------------------------------
+
+def memory(args: list[str], env: dict[str, str], *, cwd: Path, stdin: bytes = b"", shell: str = "") -> Run:
+    """scripts/memory.py as bin/memory starts it (-S), listing its own imports (`shell`: a sh
+    command run first, e.g. a ulimit)."""
+    command = [sys.executable, "-S", "-X", "importtime", str(REPO / "scripts" / "memory.py"), *args]
+    if shell:
+        command = ["sh", "-c", f'{shell}; exec "$@"', "sh", *command]
+    proc = subprocess.run(command, input=stdin, capture_output=True, timeout=120, cwd=cwd, env=env)
+    return Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def own_lines(err: str) -> str:
+    return "\n".join(line for line in err.splitlines() if not line.startswith("import time:"))
+
+
+def test_a_served_command_does_what_its_own_process_would(hooks: Hooks, server: Server) -> None:
+    served_env, alone_env = hooks.environ(), hooks.environ(MEMORY_HOOK_SERVER="off")
+    runs = [(["write", "Okapi feeding rota {}", "--tags", "zoo", "--content", "Feed the okapi at dawn."], b""),
+            (["write", "Piped note {}", "--file", "-"], "Fed through stdin, ünïcödé.".encode()),
+            (["search", "okapi", "--json"], b""), (["read", "no-such-memory"], b""), (["nonsense"], b""),
+            (["write", "x" * 300], b""), (["list", "--limit", "3"], b"")]
+    for args, stdin in runs:
+        results = []
+        for token, env in (("uno", served_env), ("dos", alone_env)):
+            run = memory([arg.format(token) for arg in args], env, cwd=hooks.project, stdin=stdin)
+            assert run.served == (env is served_env), (args, run.imported)
+            results.append((run.code, *(text.replace("uno", "*").replace("dos", "*") for text in (run.out, own_lines(run.err)))))
+        assert results[0] == results[1], args
+    assert {path.name for path in hooks.memory_dir.glob("*.md")} >= {
+        "learning-okapi-feeding-rota-uno.md", "learning-okapi-feeding-rota-dos.md",
+        "learning-piped-note-uno.md", "learning-piped-note-dos.md"}
+    assert "ünïcödé" in (hooks.memory_dir / "learning-piped-note-uno.md").read_text()
+
+
+@pytest.mark.parametrize(("sent", "outcome"), [(signal.SIGINT, (130, b"error: interrupted\n")),
+                                              (signal.SIGTERM, (-signal.SIGTERM, b""))])
+def test_a_signal_to_a_served_command_acts_as_on_its_own_process(hooks: Hooks, server: Server, tmp_path: Path,
+                                                                sent: int, outcome: tuple[int, bytes]) -> None:
+    # Ctrl-C: the command's own "interrupted"; SIGTERM: it dies of it (the server tells the caller,
+    # which dies of the same signal)
+    fifo = tmp_path / "body.fifo"
+    os.mkfifo(fifo)
+    for env in (hooks.environ(), hooks.environ(MEMORY_HOOK_SERVER="off")):
+        proc = subprocess.Popen([sys.executable, "-S", str(REPO / "scripts" / "memory.py"), "write", "Interrupted",
+                                 "--file", str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                cwd=hooks.project, env=env)
+        with open(fifo, "wb"):  # opened once the command opens it to read: it is running
+            proc.send_signal(sent)
+            out, err = proc.communicate(timeout=60)
+        assert (proc.returncode, err) == outcome and out == b""
+    assert not list(hooks.memory_dir.glob("*interrupted*"))
+
+
+def test_a_served_command_keeps_its_resource_limits(hooks: Hooks, server: Server) -> None:
+    # `ulimit -f 1`: a write past 512 bytes fails (EFBIG: Python ignores SIGXFSZ), served or not
+    body = "A long body. " * 200
+    outcomes = []
+    for env in (hooks.environ(), hooks.environ(MEMORY_HOOK_SERVER="off")):
+        run = memory(["write", "Too big to write", "--content", body], env, cwd=hooks.project, shell="ulimit -f 1")
+        outcomes.append((run.code, own_lines(run.err)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == 1 and outcomes[0][1].startswith("error: ")
+    assert not list(hooks.memory_dir.glob("*too-big*.md"))

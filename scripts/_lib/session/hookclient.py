@@ -32,14 +32,14 @@ if TYPE_CHECKING:
     from typing import Mapping
 
 SWITCH_ENV = b"MEMORY_HOOK_SERVER"  # "off": no server
-RAISE_ENV = b"MEMORY_HOOK_RAISE"  # set by the tests: an error inside a hook exits 70 instead of failing open
 SPAWN_SECONDS = 10.0  # a hook finding no server starts one at most this often
 ACCEPT_SECONDS = 2.0  # a hook waits this long for the server to take its hook over, then answers itself
 PROTOCOL = b"memory-hook-1"
-# The child replies ACCEPTED, the hook GO, and only then does the child run the hook: after GO
-# the hook never answers itself, and without it the child never runs, so one of them answers.
-# The child ends with EXITED and one byte of exit status.
-ACCEPTED, GO, EXITED = b"A", b"G", b"X"
+# The child replies ACCEPTED and its pid (4 bytes), the caller GO, and only then does the child
+# run it: after GO the caller never does it itself, and without GO the child never runs it, so
+# exactly one of them does. When the child has ended, the server sends EXITED and its exit
+# status, or SIGNALLED and the signal it died of (one byte each).
+ACCEPTED, GO, EXITED, SIGNALLED = b"A", b"G", b"X", b"S"
 _MAX_SOCKET_PATH = 100  # sun_path holds 104-108 bytes depending on the system
 _STARTUP_VARIABLES = (b"LANG", b"LC_", b"PYTHON")  # what shapes a Python process as it starts
 
@@ -52,7 +52,10 @@ def runtime_directory(environ: "Mapping[bytes, bytes]") -> "bytes | None":
     """The user's private directory for server sockets, made if missing; None when it is not
     safely ours (another owner, open to others, a symlink, or not a directory)."""
     uid = posix.getuid()
-    directory = (environ.get(b"TMPDIR") or b"/tmp").rstrip(b"/") + b"/claude-memory-%d" % uid
+    temporary = environ.get(b"TMPDIR") or b""
+    if not temporary.startswith(b"/"):  # relative: it would name a directory inside each caller's project
+        temporary = b"/tmp"
+    directory = temporary.rstrip(b"/") + b"/claude-memory-%d" % uid
     try:
         posix.mkdir(directory, 0o700)
     except FileExistsError:
@@ -92,10 +95,13 @@ def _encoded(path: str) -> bytes:
     return path.encode(sys.getfilesystemencoding(), "surrogateescape")
 
 
-def delegate(name: str, root: str, server_script: str) -> "int | None":
-    """Have the server answer hook `name` with this process's stdin, stdout, stderr, directory,
-    umask and environment: its exit status, or None when this process must answer itself (with
-    no server listening, one is started for the next hooks)."""
+def delegate(name: str, root: str, server_script: str, argv: "list[str] | None" = None,
+             died: int = 0) -> "int | None":
+    """Have the server run `name` (a hook, or "memory" and its `argv`) with this process's
+    stdin, stdout, stderr, directory, umask and environment: its exit status, or None when this
+    process must do it itself (with no server listening, one is started for the next time).
+    A child that dies of a signal takes this process with it, of the same signal. `died`: the
+    status when the server goes before telling how the child ended."""
     environ = posix.environ
     if not enabled(environ):
         return None
@@ -105,6 +111,9 @@ def delegate(name: str, root: str, server_script: str) -> "int | None":
     import _socket
 
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    if connection.fileno() <= 2:  # stdin, stdout or stderr is closed: the socket would be handed over as it
+        connection.close()
+        return None
     try:
         connection.settimeout(ACCEPT_SECONDS)
         try:
@@ -112,37 +121,93 @@ def delegate(name: str, root: str, server_script: str) -> "int | None":
         except (FileNotFoundError, ConnectionRefusedError):
             start_server(path, server_script)
             return None
-        return _handed_over(connection, name, environ)
+        return _handed_over(connection, encode_request(name, argv or [], environ), died)
     except OSError:
         return None
     finally:
         connection.close()
 
 
-def _handed_over(connection: "_socket.socket", name: str, environ: "Mapping[bytes, bytes]") -> "int | None":
+def _handed_over(connection: "_socket.socket", request: bytes, died: int) -> "int | None":
     import _socket
 
     try:
         directory = posix.open(".", posix.O_RDONLY)
     except OSError:
-        return None  # no working directory to hand over: answer here
+        return None  # no working directory to hand over: do it here
     try:
-        mask = posix.umask(0)
-        posix.umask(mask)
-        request = encode_request(name, mask, environ)
         descriptors = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2, directory))
         sent = connection.sendmsg([request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, descriptors)])
         connection.sendall(request[sent:])
     finally:
         posix.close(directory)
-    if read_exactly(connection, 1) != ACCEPTED:
-        return None  # refused, or not taken over in ACCEPT_SECONDS: the child will not run the hook
-    connection.sendall(GO)
-    connection.settimeout(None)  # the hook is the child's now; Claude Code's timeout bounds the wait
-    reply = read_exactly(connection, 2)
+    accepted = read_exactly(connection, 5)
+    if len(accepted) != 5 or accepted[:1] != ACCEPTED:
+        return None  # refused, or not taken over in ACCEPT_SECONDS: the child will not run it
+    with _SignalsPassedOn(int.from_bytes(accepted[1:], "big")) as signals:
+        connection.sendall(GO)
+        signals.commit()
+        connection.settimeout(None)  # the child's now; a hook's timeout (Claude Code kills us) bounds the wait
+        reply = read_exactly(connection, 2)
     if len(reply) == 2 and reply[:1] == EXITED:
         return reply[1]
-    return 70 if environ.get(RAISE_ENV) else 0  # the child died: fail open, as a hook does
+    if len(reply) == 2 and reply[:1] == SIGNALLED:
+        _die_of(reply[1])  # as the command or hook did
+    return died
+
+
+class _SignalsPassedOn:
+    """While the child runs, an interrupt, termination or hangup sent to this process goes to the
+    child (a Ctrl-C, a hook's timeout), as if the child were this process. One that comes before
+    the child is committed (GO sent) waits for it, or, if the hand-over fails, comes back here."""
+
+    def __init__(self, child: int) -> None:
+        self.child = child
+        self.received: list[int] = []
+        self.committed = False
+        self.previous: dict[int, object] = {}
+
+    def __enter__(self) -> "_SignalsPassedOn":
+        import _signal
+
+        for signal in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+            self.previous[signal] = _signal.signal(signal, self._received)
+        return self
+
+    def _received(self, signal: int, frame: object) -> None:
+        self.received.append(signal)
+        if self.committed:
+            self._pass_on(signal)
+
+    def commit(self) -> None:
+        self.committed = True
+        for signal in self.received:
+            self._pass_on(signal)
+
+    def _pass_on(self, signal: int) -> None:
+        try:
+            posix.kill(self.child, signal)
+        except OSError:
+            pass
+
+    def __exit__(self, *exc: object) -> None:
+        import _signal
+
+        for signal, handler in self.previous.items():
+            _signal.signal(signal, handler)
+        if not self.committed:
+            for signal in self.received:
+                posix.kill(posix.getpid(), signal)
+
+
+def _die_of(signal: int) -> None:
+    import _signal
+
+    try:
+        _signal.signal(signal, _signal.SIG_DFL)
+        posix.kill(posix.getpid(), signal)
+    except (OSError, ValueError):
+        pass
 
 
 def read_exactly(connection: "_socket.socket", size: int) -> bytes:
@@ -159,8 +224,12 @@ def read_exactly(connection: "_socket.socket", size: int) -> bytes:
     return data
 
 
-def encode_request(name: str, umask: int, environ: "Mapping[bytes, bytes]") -> bytes:
-    fields = [PROTOCOL, name.encode(), b"%d" % umask]
+def encode_request(name: str, argv: "list[str]", environ: "Mapping[bytes, bytes]") -> bytes:
+    """The request, length first: protocol, name, umask, argument count, arguments, environment."""
+    mask = posix.umask(0)
+    posix.umask(mask)
+    fields = [PROTOCOL, name.encode(), b"%d" % mask, b"%d" % len(argv)]
+    fields += [_encoded(argument) for argument in argv]
     fields += [key + b"=" + value for key, value in environ.items()]
     body = b"\0".join(fields)
     return len(body).to_bytes(4, "big") + body

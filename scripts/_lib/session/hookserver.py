@@ -1,8 +1,8 @@
 """The hook server's side (why a server, and its rules: hookclient.py).
 
-hooks/_server.py runs it: `preload()` the hooks' modules, a `Listener` yields each hook's
-connection, and a child forked per connection does `take_over()`, `adopt()`, answers the
-hook and `report_exit()`s. The server leaves when idle (MEMORY_HOOK_SERVER_IDLE seconds, 900
+hooks/_server.py runs it: `preload()` what the hooks and commands import, a `Listener` yields
+each caller's connection, and a child forked per connection does `take_over()`, `adopt()` and
+runs the hook or command; the Listener gives the caller the child's exit status. The server leaves when idle (MEMORY_HOOK_SERVER_IDLE seconds, 900
 by default), when one of its code files changes, or when its socket is removed or replaced.
 """
 
@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import sys
 
-from .hookclient import ACCEPT_SECONDS, ACCEPTED, EXITED, GO, PROTOCOL, read_exactly
+from .hookclient import ACCEPT_SECONDS, ACCEPTED, EXITED, GO, PROTOCOL, SIGNALLED, read_exactly
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
-    from typing import Iterable, Iterator, Mapping
+    import io
+    from typing import BinaryIO, Container, Iterable, Iterator, Mapping
 
 IDLE_ENV = "MEMORY_HOOK_SERVER_IDLE"
 IDLE_SECONDS = 900.0
@@ -31,13 +32,13 @@ PRELOAD = (  # what the hooks import between them (a module left out is imported
     "bisect", "fcntl", "shlex", "signal", "traceback", "_sha256")
 
 
-def preload() -> None:
+def preload(more: Iterable[str] = ()) -> None:
     """Import what the hooks use and compile their regular expressions, then keep it all out of the
     garbage collector's sight: a child that walked those objects would copy the pages holding them."""
     import gc
     import importlib
 
-    for name in PRELOAD:
+    for name in (*PRELOAD, *more):
         try:
             importlib.import_module(name)
         except ImportError:
@@ -49,10 +50,12 @@ def preload() -> None:
 
 
 class Listener:
-    """The server's socket at `path` (bound beside it, then renamed into place: a hook connects
-    to a listening server or to nothing). `connections()` yields each hook's connection until the
-    server has been idle `idle` seconds, its socket is gone or replaced, or its code (the
-    modules it loaded from under `code`) changed."""
+    """The server's socket at `path` (bound beside it, then renamed into place: a caller connects
+    to a listening server or to nothing). `connections()` yields each caller's connection, with
+    its pid (0 where it is not known), until the server has been idle `idle` seconds with no
+    child running, its socket is gone or replaced, or its code (the modules it loaded from under
+    `code`) changed. The child forked for a connection is `watch()`ed: when it ends, its caller
+    gets its exit status, or the signal it died of."""
 
     def __init__(self, path: bytes, *, idle: float, code: str) -> None:
         import _socket
@@ -67,36 +70,73 @@ class Listener:
         os.rename(temporary, path)
         self.inode = os.stat(path).st_ino
         self.code = code_files(code)
+        self.children: dict[int, _socket.socket] = {}
+        self.wakeup = os.pipe()  # a byte when a child ends (signal.set_wakeup_fd)
 
-    def connections(self) -> Iterator[_socket.socket]:
+    def connections(self) -> Iterator[tuple[_socket.socket, int]]:
         import _socket
+        import select
         import signal
         import time
 
-        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
+        for fd in self.wakeup:
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(self.wakeup[1], warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # (the wakeup descriptor tells)
         last = time.monotonic()
         while True:
+            self._reap()
+            if self.children:
+                last = time.monotonic()
             wait = min(CHECK_SECONDS, last + self.idle - time.monotonic())
             if wait <= 0:
                 return
-            self.socket.settimeout(wait)
-            try:
-                fd, _ = self.socket._accept()  # type: ignore[attr-defined]  # (C level: no socket module)
-            except TimeoutError:
-                if not self.current():
+            ready, _, _ = select.select([self.socket.fileno(), self.wakeup[0]], [], [], wait)
+            if self.wakeup[0] in ready:
+                while _drained(self.wakeup[0]):
+                    pass
+            if self.socket.fileno() not in ready:
+                if not ready and not self.current():
                     return
                 continue
-            except InterruptedError:
+            try:
+                fd, _ = self.socket._accept()  # type: ignore[attr-defined]  # (C level: no socket module)
+            except OSError:
                 continue
             connection = _socket.socket(fileno=fd)
-            if code_changed(self.code):  # this hook answers itself; the next one starts a new server
+            if code_changed(self.code):  # this caller does it itself; the next one starts a new server
                 connection.close()
                 return
-            if not trusted_peer(connection):
+            peer = trusted_peer(connection)
+            if peer is None:
                 connection.close()
                 continue
-            last = time.monotonic()
-            yield connection
+            yield connection, peer
+
+    def watch(self, child: int, connection: _socket.socket) -> None:
+        """Keep `connection` until `child` ends, then give its caller the exit status."""
+        self.children[child] = connection
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                child, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if not child:
+                return
+            connection = self.children.pop(child, None)
+            if connection is None:
+                continue
+            if os.WIFSIGNALED(status):
+                reply = SIGNALLED + bytes([os.WTERMSIG(status)])
+            else:
+                reply = EXITED + bytes([os.waitstatus_to_exitcode(status) & 0xFF])
+            try:
+                connection.sendall(reply)
+            except OSError:
+                pass
+            connection.close()
 
     def current(self) -> bool:
         """Whether the socket file is still this server's and its code unchanged."""
@@ -106,8 +146,17 @@ class Listener:
             return False
 
     def release(self) -> None:
-        """In a child: let go of the listening socket."""
+        """In a child: let go of the server's socket, its children and signal handling."""
+        import signal
+
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its own subprocesses are waited for
         self.socket.close()
+        for fd in self.wakeup:
+            os.close(fd)
+        for connection in self.children.values():
+            connection.close()
+        self.children.clear()
 
     def close(self) -> None:
         try:
@@ -118,6 +167,13 @@ class Listener:
         self.socket.close()
 
 
+def _drained(fd: int) -> bool:
+    try:
+        return bool(os.read(fd, 512))
+    except OSError:
+        return False
+
+
 def _remove(path: bytes) -> None:
     try:
         os.unlink(path)
@@ -125,56 +181,54 @@ def _remove(path: bytes) -> None:
         pass
 
 
-def take_over(connection: _socket.socket) -> Request | None:
-    """In the child: read the hook's request and commit to answering it (the hook's GO after
-    ACCEPTED); None when the request is unknown or the hook gave up waiting."""
-    from .handlers import HANDLERS
-
+def take_over(connection: _socket.socket, peer: int, known: Container[str]) -> Request | None:
+    """In the child: read the request and commit to it (the caller's GO after ACCEPTED); None when
+    it names nothing `known`, the caller's resource limits cannot be had, or the caller gave up."""
     connection.settimeout(ACCEPT_SECONDS)
     try:
         request = receive_request(connection)
         if request is None:
             return None
-        if request.name not in HANDLERS:
+        if request.name not in known or not take_limits(peer):
             _discard(request.descriptors)
             return None
-        connection.sendall(ACCEPTED)
+        connection.sendall(ACCEPTED + os.getpid().to_bytes(4, "big"))
+        # No time limit on GO: a caller that sent it after one would wait for a child that left.
+        # The caller either says GO or closes (it gave up, or died): both reach the child.
+        connection.settimeout(None)
         if read_exactly(connection, 1) != GO:
             _discard(request.descriptors)
             return None
-        connection.settimeout(None)
     except OSError:
         return None
     return request
 
 
-def report_exit(connection: _socket.socket, code: int) -> None:
-    try:
-        connection.sendall(EXITED + bytes([code & 0xFF]))
-    except OSError:
-        pass
-
-
 class Request:
-    """A hook handed over: its name, umask, environment and descriptors (stdin, stdout, stderr, cwd)."""
+    """What was handed over: a name (a hook's, or "memory"), the arguments, umask, environment
+    and descriptors (stdin, stdout, stderr, working directory)."""
 
-    def __init__(self, name: str, umask: int, env: dict[str, str], descriptors: list[int]) -> None:
-        self.name, self.umask, self.env, self.descriptors = name, umask, env, descriptors
+    def __init__(self, name: str, argv: list[str], umask: int, env: dict[str, str], descriptors: list[int]) -> None:
+        self.name, self.argv, self.umask, self.env, self.descriptors = name, argv, umask, env, descriptors
 
 
 def decode_request(body: bytes, descriptors: list[int]) -> Request | None:
     fields = body.split(b"\0")
-    if len(fields) < 3 or fields[0] != PROTOCOL or len(descriptors) != 4:
+    if len(fields) < 4 or fields[0] != PROTOCOL or len(descriptors) != 4:
         return None
+    try:
+        name, umask, count = fields[1].decode(), int(fields[2]), int(fields[3])
+    except ValueError:
+        return None
+    if not 0 <= count <= len(fields) - 4:
+        return None
+    argv = [os.fsdecode(argument) for argument in fields[4:4 + count]]
     env = {}
-    for field in fields[3:]:
+    for field in fields[4 + count:]:
         key, equals, value = field.partition(b"=")
         if equals and key:
             env[os.fsdecode(key)] = os.fsdecode(value)
-    try:
-        return Request(fields[1].decode(), int(fields[2]), env, descriptors)
-    except ValueError:
-        return None
+    return Request(name, argv, umask, env, descriptors)
 
 
 def receive_request(connection: _socket.socket) -> Request | None:
@@ -210,8 +264,11 @@ def _discard(descriptors: Iterable[int]) -> None:
             pass
 
 
-def adopt(request: Request) -> None:
-    """Become the hook process: its descriptors as 0, 1, 2, its directory, umask and environment."""
+def adopt(request: Request, connection: _socket.socket) -> None:
+    """Become the caller's process: its descriptors as 0, 1, 2 (and sys.stdin, stdout, stderr
+    made on them as Python makes them at start-up), its directory, umask and environment; and
+    die with it (a SIGKILL when the caller is gone, as if the caller's own process were killed)."""
+    import _thread
     import time
 
     stdin, stdout, stderr, directory = request.descriptors
@@ -225,30 +282,92 @@ def adopt(request: Request) -> None:
     for name, value in request.env.items():
         if os.environ.get(name) != value:  # (most are the same as the server's: it started from a hook)
             os.environ[name] = value
-    time.tzset()  # local time as the hook's TZ says
+    time.tzset()  # local time as the caller's TZ says
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        stream = _stdio(fd, getattr(sys, name))  # (the server's own: made by Python at start-up)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+    _thread.start_new_thread(_die_with_caller, (connection,))
+
+
+def _stdio(fd: int, old: io.TextIOWrapper) -> io.TextIOWrapper:
+    """sys.stdin, stdout or stderr on descriptor `fd`, as Python makes it at start-up: encoding
+    and errors as the server's (the same start-up environment), buffering as the descriptor
+    asks (a terminal's lines at once), stdout and stderr unbuffered under -u."""
+    import io
+
+    raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
+    unbuffered = fd > 0 and old.write_through  # (PYTHONUNBUFFERED: in the start-up environment too)
+    buffer: BinaryIO = raw if unbuffered else io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+    return io.TextIOWrapper(buffer, encoding=old.encoding, errors=old.errors, newline="\n",
+                            line_buffering=not unbuffered and (fd == 2 or raw.isatty()), write_through=unbuffered)
+
+
+def _die_with_caller(connection: _socket.socket) -> None:
+    """(A thread of the child.) The caller sends nothing after GO: the end of its connection is
+    its end."""
+    import signal
+
+    try:
+        while connection.recv(1):
+            pass
+    except OSError:
+        pass
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+_LIMITS = {"Max cpu time": "RLIMIT_CPU", "Max file size": "RLIMIT_FSIZE", "Max data size": "RLIMIT_DATA",
+           "Max stack size": "RLIMIT_STACK", "Max core file size": "RLIMIT_CORE", "Max processes": "RLIMIT_NPROC",
+           "Max open files": "RLIMIT_NOFILE", "Max locked memory": "RLIMIT_MEMLOCK",
+           "Max address space": "RLIMIT_AS"}
+
+
+def take_limits(peer: int) -> bool:
+    """Take the caller's resource limits (`ulimit`), read from /proc on Linux: False when one
+    cannot be had (above this process's hard limit). Elsewhere they are not known: True."""
+    import resource
+
+    try:
+        with open(f"/proc/{peer}/limits", encoding="ascii") as handle:
+            lines = handle.read().splitlines()[1:]
+    except OSError:
+        return not peer  # a known peer whose limits cannot be read: it does the work itself
+    for line in lines:
+        name = line[:26].strip()
+        if name not in _LIMITS:
+            continue
+        kind = getattr(resource, _LIMITS[name])
+        try:
+            soft, hard = (resource.RLIM_INFINITY if value == "unlimited" else int(value) for value in line[26:].split()[:2])
+            if (soft, hard) != resource.getrlimit(kind):
+                resource.setrlimit(kind, (soft, hard))
+        except (ValueError, OSError):
+            return False
+    return True
 
 
 NAMESPACES = ("mnt", "net", "user", "pid")  # a peer in another of these is sandboxed or contained
 
 
-def trusted_peer(connection: _socket.socket) -> bool:
-    """On Linux, whether the peer runs as this user and in this process's namespaces: a hook
-    in a sandbox (bubblewrap) or a container of its own answers inside it, never through a
-    child out here. Elsewhere the directory's mode decides."""
+def trusted_peer(connection: _socket.socket) -> int | None:
+    """The peer's pid when it runs as this user and in this process's namespaces (on Linux: a
+    caller in a sandbox, bubblewrap, or a container of its own does its work inside it, never
+    through a child out here); elsewhere 0, the directory's mode deciding; None: not trusted."""
     import _socket
 
     option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:
-        return True
+        return 0
     credentials = connection.getsockopt(_socket.SOL_SOCKET, option, 12)  # pid, uid, gid
     pid = int.from_bytes(credentials[0:4], sys.byteorder)
     if int.from_bytes(credentials[4:8], sys.byteorder) != os.getuid():
-        return False
+        return None
     try:
-        return all(os.readlink(f"/proc/{pid}/ns/{kind}") == os.readlink(f"/proc/self/ns/{kind}")
-                   for kind in NAMESPACES)
+        if all(os.readlink(f"/proc/{pid}/ns/{kind}") == os.readlink(f"/proc/self/ns/{kind}") for kind in NAMESPACES):
+            return pid
     except OSError:
-        return False  # cannot tell: the hook answers itself
+        pass
+    return None  # cannot tell: the caller does its work itself
 
 
 def code_files(root: str) -> dict[str, tuple[int, int]]:
