@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from helpers import REPO
+from helpers import REPO, SERVER_IDLE
 
 sys.path.insert(0, str(REPO / "tests" / "servers"))
 
@@ -61,7 +61,8 @@ class Machine:
         env = {key: value for key, value in os.environ.items()
                if not key.startswith(("CLAUDE", "MEMORY_", "PIP_"))}
         env.update(HOME=str(self.home), PATH=f"{self.python_dir}{os.pathsep}{env.get('PATH', '')}",
-                   PYTHONDONTWRITEBYTECODE="1", PIP_CONFIG_FILE=os.devnull, **self.pip)
+                   PYTHONDONTWRITEBYTECODE="1", PIP_CONFIG_FILE=os.devnull, MEMORY_HOOK_SERVER_IDLE=SERVER_IDLE,
+                   **self.pip)
         env.update(extra)
         return env
 

@@ -1,25 +1,31 @@
-"""A hook process's side of the hook server: hand the hook over, wait for its exit status.
+"""The caller's side of the hook server: a hook or `memory` command hands its work over and
+waits for the exit status.
 
 Why a server: a hook that reads the catalog spends 20-30 ms importing (sqlite3, pathlib, re and
 the plugin's own modules) on top of a ~10 ms interpreter start, and Claude Code starts one on
-every tool call. The server (hookserver.py, run by hooks/_server.py) has imported all that
-once. A hook process only starts Python, hands its stdin, stdout, stderr and working directory
-(the descriptors themselves) with its environment and umask over a Unix socket, and waits. The
-server forks a child per hook, which takes them over and runs the same handler the hook process
-would have run: a fresh process in all but the imports (nothing is kept from one hook to the next).
+every tool call; a `memory` command as much again. The server (hookserver.py, run by
+hooks/_server.py) has imported all that once. A caller only starts Python, hands its stdin,
+stdout, stderr and working directory (the descriptors themselves) with its arguments,
+environment and umask over a Unix socket, and waits. The server forks a child per call, which
+takes them over and runs what the caller would have run: a fresh process in all but the
+imports (nothing is kept from one call to the next).
 
 Rules:
-- An accelerator, never a dependency: a hook answers in-process whenever no server listens,
-  it refuses, or anything goes wrong before the child took the hook over. With none listening,
-  the hook starts one (detached, at most once per SPAWN_SECONDS) and answers itself.
+- An accelerator, never a dependency: the caller does its work itself whenever no server
+  listens, it refuses, or anything goes wrong before the child took the work over. With none
+  listening, the caller starts one (detached, at most once per SPAWN_SECONDS).
 - One server per plugin root, interpreter and Python start-up environment (PYTHON*, LANG,
   LC_*), listening in a private per-user directory of the temp directory:
   $TMPDIR/claude-memory-<uid>, mode 0700, owned by the user; anything else there, no server.
-  On Linux the server also checks that each peer is the same user in the same namespaces: a
-  hook sandboxed (bubblewrap) or contained answers inside its sandbox.
-- MEMORY_HOOK_SERVER=off: hooks neither use nor start one.
+  On Linux the server also checks that each caller is the same user in the same namespaces: a
+  caller sandboxed (bubblewrap) or contained runs its work inside its sandbox; and the child
+  takes the caller's resource limits.
+- Once the child has it, the work is the caller's in all but the process: signals sent to the
+  caller go to the child, the caller exits with the child's status or dies of its signal, and
+  the child dies with the caller.
+- MEMORY_HOOK_SERVER=off: nothing uses or starts a server.
 
-This runs in every hook process before anything else: only posix, sys and _socket are
+This runs in every hook and command before anything else: only posix, sys and _socket are
 imported (`os` alone costs 1.5 ms of a 10 ms interpreter start), paths are bytes.
 """
 
@@ -32,8 +38,8 @@ if TYPE_CHECKING:
     from typing import Mapping
 
 SWITCH_ENV = b"MEMORY_HOOK_SERVER"  # "off": no server
-SPAWN_SECONDS = 10.0  # a hook finding no server starts one at most this often
-ACCEPT_SECONDS = 2.0  # a hook waits this long for the server to take its hook over, then answers itself
+SPAWN_SECONDS = 10.0  # a caller finding no server starts one at most this often
+ACCEPT_SECONDS = 2.0  # a caller waits this long for a child to take its work over, then does it itself
 PROTOCOL = b"memory-hook-1"
 # The child replies ACCEPTED and its pid (4 bytes), the caller GO, and only then does the child
 # run it: after GO the caller never does it itself, and without GO the child never runs it, so

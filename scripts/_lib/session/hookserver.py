@@ -2,8 +2,9 @@
 
 hooks/_server.py runs it: `preload()` what the hooks and commands import, a `Listener` yields
 each caller's connection, and a child forked per connection does `take_over()`, `adopt()` and
-runs the hook or command; the Listener gives the caller the child's exit status. The server leaves when idle (MEMORY_HOOK_SERVER_IDLE seconds, 900
-by default), when one of its code files changes, or when its socket is removed or replaced.
+runs the hook or command; the Listener gives the caller the child's exit status. The server
+leaves when idle (MEMORY_HOOK_SERVER_IDLE seconds, 900 by default), when one of its code
+files changes, or when its socket is removed or replaced.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ PRELOAD = (  # what the hooks import between them (a module left out is imported
 
 
 def preload(more: Iterable[str] = ()) -> None:
-    """Import what the hooks use and compile their regular expressions, then keep it all out of the
-    garbage collector's sight: a child that walked those objects would copy the pages holding them."""
+    """Import what the hooks use (and the modules `more` names) and compile their regular
+    expressions, then keep it all out of the garbage collector's sight: a child that walked
+    those objects would copy the pages holding them."""
     import gc
     import importlib
 
@@ -371,12 +373,12 @@ def trusted_peer(connection: _socket.socket) -> int | None:
 
 
 def code_files(root: str) -> dict[str, tuple[int, int]]:
-    """(mtime_ns, size) of every module file under `root` this process has loaded."""
+    """(mtime_ns, size) of every module file under `root` this process has loaded, and of the
+    interpreter (an upgrade, or a virtualenv removed)."""
     stamps = {}
     prefix = os.path.join(root, "")
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if isinstance(path, str) and path.startswith(prefix):
+    for path in [getattr(module, "__file__", None) for module in list(sys.modules.values())] + [sys.executable]:
+        if isinstance(path, str) and (path.startswith(prefix) or path == sys.executable):
             try:
                 status = os.stat(path)
             except OSError:
