@@ -34,7 +34,7 @@ def run_hook(name: str) -> None:
     try:
         from _lib.session import hookclient
 
-        code = hookclient.delegate(name, ROOT, SERVER_SCRIPT, died=70 if posix.environ.get(b"MEMORY_HOOK_RAISE") else 0)
+        code = hookclient.delegate(name, ROOT, SERVER_SCRIPT, died=70 if posix.environ.get(RAISE_ENV.encode()) else 0)
     except Exception:  # noqa: BLE001 - the server is an accelerator: answer here instead
         code = None
     posix._exit(answer(name) if code is None else code)  # skip interpreter teardown: hooks sit on every tool call
