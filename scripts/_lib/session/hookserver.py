@@ -4,7 +4,8 @@ hooks/_server.py runs it: `preload()` what the hooks and commands import, a `Lis
 each caller's connection, and a child forked per connection does `take_over()`, `adopt()` and
 runs the hook or command; the Listener gives the caller the child's exit status. The server
 leaves when idle (MEMORY_HOOK_SERVER_IDLE seconds, 900 by default), when one of its code
-files changes, or when its socket is removed or replaced.
+files changes, or when its socket is removed or replaced; a leaving server stops listening at
+once but waits for its running children (`drain()`): a command it runs outlives it.
 """
 
 from __future__ import annotations
@@ -127,18 +128,31 @@ class Listener:
                 return
             if not child:
                 return
-            connection = self.children.pop(child, None)
-            if connection is None:
-                continue
-            if os.WIFSIGNALED(status):
-                reply = SIGNALLED + bytes([os.WTERMSIG(status)])
-            else:
-                reply = EXITED + bytes([os.waitstatus_to_exitcode(status) & 0xFF])
+            self._report(child, status)
+
+    def drain(self) -> None:
+        """Wait for the children still running (the server leaves, its socket closed): each caller
+        is told how its child ended, as it would have been had the server stayed."""
+        while self.children:
             try:
-                connection.sendall(reply)
-            except OSError:
-                pass
-            connection.close()
+                child, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                return
+            self._report(child, status)
+
+    def _report(self, child: int, status: int) -> None:
+        connection = self.children.pop(child, None)
+        if connection is None:
+            return
+        if os.WIFSIGNALED(status):
+            reply = SIGNALLED + bytes([os.WTERMSIG(status)])
+        else:
+            reply = EXITED + bytes([os.waitstatus_to_exitcode(status) & 0xFF])
+        try:
+            connection.sendall(reply)
+        except OSError:
+            pass
+        connection.close()
 
     def current(self) -> bool:
         """Whether the socket file is still this server's and its code unchanged."""
