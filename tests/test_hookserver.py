@@ -456,3 +456,34 @@ def test_a_command_outlives_its_server_leaving_and_gets_its_exit_status(hooks: H
         assert server.proc.wait(timeout=60) == 0 and not server.socket.exists()
     finally:
         server.stop()
+
+
+def reader_of(fifo: Path) -> int:
+    """The pid of the process holding `fifo` open (the command reading it, wherever it runs)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and entry.name != str(os.getpid()):
+            try:
+                if any(os.readlink(fd) == str(fifo) for fd in (entry / "fd").iterdir()):
+                    return int(entry.name)
+            except OSError:
+                continue
+    raise AssertionError(f"nobody holds {fifo} open")
+
+
+@pytest.mark.skipif(not (Path("/proc/self/fd").is_dir() and shutil.which("taskset") and shutil.which("nice")),
+                    reason="finds the command's process through /proc; runs it under nice and taskset")
+def test_a_served_command_keeps_its_niceness_and_cpus(hooks: Hooks, server: Server, tmp_path: Path) -> None:
+    # `nice memory reindex`, `taskset -c 0 memory ...`: the work runs as niced and pinned as its own process would
+    fifo = tmp_path / "body.fifo"
+    os.mkfifo(fifo)
+    cpus = sorted(os.sched_getaffinity(0))[:1]
+    wanted = (os.getpriority(os.PRIO_PROCESS, 0) + 5, set(cpus))
+    for env in (hooks.environ(), hooks.environ(MEMORY_HOOK_SERVER="off")):
+        proc = subprocess.Popen(["nice", "-n", "5", "taskset", "-c", str(cpus[0]), sys.executable, "-S",
+                                 str(REPO / "scripts" / "memory.py"), "write", "Niced", "--file", str(fifo)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=hooks.project, env=env)
+        with open(fifo, "wb"):  # the command is reading it: it runs
+            worker = reader_of(fifo)
+            found = (os.getpriority(os.PRIO_PROCESS, worker), os.sched_getaffinity(worker))
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()  # type: ignore[union-attr]
+        assert found == wanted, env.get("MEMORY_HOOK_SERVER")

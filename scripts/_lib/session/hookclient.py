@@ -19,7 +19,7 @@ Rules:
   $TMPDIR/claude-memory-<uid>, mode 0700, owned by the user; anything else there, no server.
   On Linux the server also checks that each caller is the same user in the same namespaces: a
   caller sandboxed (bubblewrap) or contained runs its work inside its sandbox; and the child
-  takes the caller's resource limits.
+  takes the caller's resource limits, niceness and CPU affinity.
 - Once the child has it, the work is the caller's in all but the process: signals sent to the
   caller go to the child, the caller exits with the child's status or dies of its signal, and
   the child dies with the caller.

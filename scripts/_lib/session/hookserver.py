@@ -199,13 +199,14 @@ def _remove(path: bytes) -> None:
 
 def take_over(connection: _socket.socket, peer: int, known: Container[str]) -> Request | None:
     """In the child: read the request and commit to it (the caller's GO after ACCEPTED); None when
-    it names nothing `known`, the caller's resource limits cannot be had, or the caller gave up."""
+    it names nothing `known`, the caller's resource limits or scheduling cannot be had, or the
+    caller gave up."""
     connection.settimeout(ACCEPT_SECONDS)
     try:
         request = receive_request(connection)
         if request is None:
             return None
-        if request.name not in known or not take_limits(peer):
+        if request.name not in known or not take_limits(peer) or not take_scheduling(peer):
             _discard(request.descriptors)
             return None
         connection.sendall(ACCEPTED + os.getpid().to_bytes(4, "big"))
@@ -359,6 +360,25 @@ def take_limits(peer: int) -> bool:
                 resource.setrlimit(kind, (soft, hard))
         except (ValueError, OSError):
             return False
+    return True
+
+
+def take_scheduling(peer: int) -> bool:
+    """Take the caller's niceness and the CPUs it may run on (`nice`, `taskset`): a command
+    started to run in the background of the machine stays there. False when they cannot be had
+    (a niceness below this process's needs privilege); where the caller is not known, True."""
+    if not peer:
+        return True
+    try:
+        niceness = os.getpriority(os.PRIO_PROCESS, peer)
+        if niceness != os.getpriority(os.PRIO_PROCESS, 0):
+            os.setpriority(os.PRIO_PROCESS, 0, niceness)
+        if hasattr(os, "sched_getaffinity"):  # (Linux)
+            cpus = os.sched_getaffinity(peer)
+            if cpus != os.sched_getaffinity(0):
+                os.sched_setaffinity(0, cpus)
+    except OSError:
+        return False
     return True
 
 
