@@ -61,6 +61,8 @@ def main() -> int:
             listener.watch(child, connection)
     finally:
         listener.close()
+        os.close(lock)  # a new server may start while this one waits for its children
+    listener.drain()  # (their callers are still waiting to learn how they ended)
     return 0
 
 

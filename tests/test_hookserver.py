@@ -406,3 +406,84 @@ def test_a_served_command_keeps_its_resource_limits(hooks: Hooks, server: Server
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][0] == 1 and outcomes[0][1].startswith("error: ")
     assert not list(hooks.memory_dir.glob("*too-big*.md"))
+
+
+@pytest.mark.parametrize("sent", [signal.SIGHUP, signal.SIGINT])
+def test_a_signal_the_caller_ignores_leaves_a_served_command_running(hooks: Hooks, server: Server, tmp_path: Path,
+                                                                     sent: signal.Signals) -> None:
+    # `nohup memory ...` (hangup ignored), `memory ... &` in a script (interrupt ignored): the
+    # command goes on and finishes, as its own process would
+    fifo = tmp_path / "body.fifo"
+    os.mkfifo(fifo)
+    for token, env in (("uno", hooks.environ()), ("dos", hooks.environ(MEMORY_HOOK_SERVER="off"))):
+        ignoring = ["sh", "-c", f'trap "" {sent.name[3:]}; exec "$@"', "sh"]
+        proc = subprocess.Popen([*ignoring, sys.executable, "-S", "-X", "importtime", str(REPO / "scripts" / "memory.py"),
+                                 "write", f"Ignored {token}", "--file", str(fifo)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=hooks.project, env=env)
+        with open(fifo, "wb") as body:  # opened once the command opens it to read: it is running
+            proc.send_signal(sent)
+            body.write(b"Finished all the same.")
+        out, err = proc.communicate(timeout=60)
+        run = Run(proc.returncode, out.decode(), err.decode())
+        assert run.served == (token == "uno")
+        assert (run.code, own_lines(run.err)) == (0, ""), token
+    assert {path.name for path in hooks.memory_dir.glob("learning-ignored-*.md")} == {
+        "learning-ignored-uno.md", "learning-ignored-dos.md"}
+
+
+def test_a_command_outlives_its_server_leaving_and_gets_its_exit_status(hooks: Hooks, plugin_copy: Path,
+                                                                       tmp_path: Path) -> None:
+    # the plugin is updated (its code changes) while a command runs: the server stops listening
+    # at the next call, but the command finishes and its caller exits as the command did
+    server = Server(plugin_copy, hooks.environ())
+    fifo = tmp_path / "body.fifo"
+    os.mkfifo(fifo)
+    try:
+        proc = subprocess.Popen([sys.executable, "-S", "-X", "importtime", str(plugin_copy / "scripts" / "memory.py"),
+                                 "write", "Outlived its server", "--file", str(fifo)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=hooks.project, env=hooks.environ())
+        with open(fifo, "wb") as body:  # the command is running
+            changed = plugin_copy / "scripts" / "_lib" / "catalog" / "bm25.py"
+            status = changed.stat()
+            os.utime(changed, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000_000))
+            after = hook(plugin_copy, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project)
+            assert not after.served and GOTCHA_TITLE in after.out  # the server has stopped listening
+            body.write(b"Written after the server stopped listening.")
+        out, err = proc.communicate(timeout=60)
+        run = Run(proc.returncode, out.decode(), err.decode())
+        assert run.served and (run.code, own_lines(run.err)) == (0, "")
+        assert run.out.startswith("Created learning-outlived-its-server ")
+        assert server.proc.wait(timeout=60) == 0 and not server.socket.exists()
+    finally:
+        server.stop()
+
+
+def reader_of(fifo: Path) -> int:
+    """The pid of the process holding `fifo` open (the command reading it, wherever it runs)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and entry.name != str(os.getpid()):
+            try:
+                if any(os.readlink(fd) == str(fifo) for fd in (entry / "fd").iterdir()):
+                    return int(entry.name)
+            except OSError:
+                continue
+    raise AssertionError(f"nobody holds {fifo} open")
+
+
+@pytest.mark.skipif(not (Path("/proc/self/fd").is_dir() and shutil.which("taskset") and shutil.which("nice")),
+                    reason="finds the command's process through /proc; runs it under nice and taskset")
+def test_a_served_command_keeps_its_niceness_and_cpus(hooks: Hooks, server: Server, tmp_path: Path) -> None:
+    # `nice memory reindex`, `taskset -c 0 memory ...`: the work runs as niced and pinned as its own process would
+    fifo = tmp_path / "body.fifo"
+    os.mkfifo(fifo)
+    cpus = sorted(os.sched_getaffinity(0))[:1]
+    wanted = (os.getpriority(os.PRIO_PROCESS, 0) + 5, set(cpus))
+    for env in (hooks.environ(), hooks.environ(MEMORY_HOOK_SERVER="off")):
+        proc = subprocess.Popen(["nice", "-n", "5", "taskset", "-c", str(cpus[0]), sys.executable, "-S",
+                                 str(REPO / "scripts" / "memory.py"), "write", "Niced", "--file", str(fifo)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=hooks.project, env=env)
+        with open(fifo, "wb"):  # the command is reading it: it runs
+            worker = reader_of(fifo)
+            found = (os.getpriority(os.PRIO_PROCESS, worker), os.sched_getaffinity(worker))
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()  # type: ignore[union-attr]
+        assert found == wanted, env.get("MEMORY_HOOK_SERVER")

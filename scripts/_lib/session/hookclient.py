@@ -19,7 +19,7 @@ Rules:
   $TMPDIR/claude-memory-<uid>, mode 0700, owned by the user; anything else there, no server.
   On Linux the server also checks that each caller is the same user in the same namespaces: a
   caller sandboxed (bubblewrap) or contained runs its work inside its sandbox; and the child
-  takes the caller's resource limits.
+  takes the caller's resource limits, niceness and CPU affinity.
 - Once the child has it, the work is the caller's in all but the process: signals sent to the
   caller go to the child, the caller exits with the child's status or dies of its signal, and
   the child dies with the caller.
@@ -164,7 +164,8 @@ def _handed_over(connection: "_socket.socket", request: bytes, died: int) -> "in
 
 class _SignalsPassedOn:
     """While the child runs, an interrupt, termination or hangup sent to this process goes to the
-    child (a Ctrl-C, a hook's timeout), as if the child were this process. One that comes before
+    child (a Ctrl-C, a hook's timeout), as if the child were this process; one this process
+    ignores (it was started ignoring it) is ignored. One that comes before
     the child is committed (GO sent) waits for it, or, if the hand-over fails, comes back here."""
 
     def __init__(self, child: int) -> None:
@@ -177,7 +178,8 @@ class _SignalsPassedOn:
         import _signal
 
         for signal in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
-            self.previous[signal] = _signal.signal(signal, self._received)
+            if _signal.getsignal(signal) != _signal.SIG_IGN:  # (`nohup`, `&` in a script: ignored by the work too)
+                self.previous[signal] = _signal.signal(signal, self._received)
         return self
 
     def _received(self, signal: int, frame: object) -> None:

@@ -4,7 +4,8 @@ hooks/_server.py runs it: `preload()` what the hooks and commands import, a `Lis
 each caller's connection, and a child forked per connection does `take_over()`, `adopt()` and
 runs the hook or command; the Listener gives the caller the child's exit status. The server
 leaves when idle (MEMORY_HOOK_SERVER_IDLE seconds, 900 by default), when one of its code
-files changes, or when its socket is removed or replaced.
+files changes, or when its socket is removed or replaced; a leaving server stops listening at
+once but waits for its running children (`drain()`): a command it runs outlives it.
 """
 
 from __future__ import annotations
@@ -128,18 +129,31 @@ class Listener:
                 return
             if not child:
                 return
-            connection = self.children.pop(child, None)
-            if connection is None:
-                continue
-            if os.WIFSIGNALED(status):
-                reply = SIGNALLED + bytes([os.WTERMSIG(status)])
-            else:
-                reply = EXITED + bytes([os.waitstatus_to_exitcode(status) & 0xFF])
+            self._report(child, status)
+
+    def drain(self) -> None:
+        """Wait for the children still running (the server leaves, its socket closed): each caller
+        is told how its child ended, as it would have been had the server stayed."""
+        while self.children:
             try:
-                connection.sendall(reply)
-            except OSError:
-                pass
-            connection.close()
+                child, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                return
+            self._report(child, status)
+
+    def _report(self, child: int, status: int) -> None:
+        connection = self.children.pop(child, None)
+        if connection is None:
+            return
+        if os.WIFSIGNALED(status):
+            reply = SIGNALLED + bytes([os.WTERMSIG(status)])
+        else:
+            reply = EXITED + bytes([os.waitstatus_to_exitcode(status) & 0xFF])
+        try:
+            connection.sendall(reply)
+        except OSError:
+            pass
+        connection.close()
 
     def current(self) -> bool:
         """Whether the socket file is still this server's and its code unchanged."""
@@ -186,13 +200,14 @@ def _remove(path: bytes) -> None:
 
 def take_over(connection: _socket.socket, peer: int, known: Container[str]) -> Request | None:
     """In the child: read the request and commit to it (the caller's GO after ACCEPTED); None when
-    it names nothing `known`, the caller's resource limits cannot be had, or the caller gave up."""
+    it names nothing `known`, the caller's resource limits or scheduling cannot be had, or the
+    caller gave up."""
     connection.settimeout(ACCEPT_SECONDS)
     try:
         request = receive_request(connection)
         if request is None:
             return None
-        if request.name not in known or not take_limits(peer):
+        if request.name not in known or not take_limits(peer) or not take_scheduling(peer):
             _discard(request.descriptors)
             return None
         connection.sendall(ACCEPTED + os.getpid().to_bytes(4, "big"))
@@ -346,6 +361,25 @@ def take_limits(peer: int) -> bool:
                 resource.setrlimit(kind, (soft, hard))
         except (ValueError, OSError):
             return False
+    return True
+
+
+def take_scheduling(peer: int) -> bool:
+    """Take the caller's niceness and the CPUs it may run on (`nice`, `taskset`): a command
+    started to run in the background of the machine stays there. False when they cannot be had
+    (a niceness below this process's needs privilege); where the caller is not known, True."""
+    if not peer:
+        return True
+    try:
+        niceness = os.getpriority(os.PRIO_PROCESS, peer)
+        if niceness != os.getpriority(os.PRIO_PROCESS, 0):
+            os.setpriority(os.PRIO_PROCESS, 0, niceness)
+        if hasattr(os, "sched_getaffinity"):  # (Linux)
+            cpus = os.sched_getaffinity(peer)
+            if cpus != os.sched_getaffinity(0):
+                os.sched_setaffinity(0, cpus)
+    except OSError:
+        return False
     return True
 
 
