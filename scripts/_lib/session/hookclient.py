@@ -165,8 +165,9 @@ def _handed_over(connection: "_socket.socket", request: bytes, died: int) -> "in
 class _SignalsPassedOn:
     """While the child runs, an interrupt, termination or hangup sent to this process goes to the
     child (a Ctrl-C, a hook's timeout), as if the child were this process; one this process
-    ignores (it was started ignoring it) is ignored. One that comes before
-    the child is committed (GO sent) waits for it, or, if the hand-over fails, comes back here."""
+    ignores (it was started ignoring it) is ignored. One that comes before the child is
+    committed (GO sent) waits for it, or, if the hand-over fails, comes back here. Ctrl-Z stops
+    the child too."""
 
     def __init__(self, child: int) -> None:
         self.child = child
@@ -180,7 +181,20 @@ class _SignalsPassedOn:
         for signal in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
             if _signal.getsignal(signal) != _signal.SIG_IGN:  # (`nohup`, `&` in a script: ignored by the work too)
                 self.previous[signal] = _signal.signal(signal, self._received)
+        if _signal.getsignal(_signal.SIGTSTP) == _signal.SIG_DFL:
+            self.previous[_signal.SIGTSTP] = _signal.signal(_signal.SIGTSTP, self._stopped)
         return self
+
+    def _stopped(self, signal: int, frame: object) -> None:
+        """Ctrl-Z: the child stops with this process and goes on when it does (a SIGTSTP would not
+        stop the child: it is in no terminal's foreground)."""
+        import _signal
+
+        self._pass_on(_signal.SIGSTOP)
+        _signal.signal(signal, _signal.SIG_DFL)
+        posix.kill(posix.getpid(), signal)  # (stops here until continued)
+        _signal.signal(signal, self._stopped)
+        self._pass_on(_signal.SIGCONT)
 
     def _received(self, signal: int, frame: object) -> None:
         self.received.append(signal)

@@ -210,6 +210,7 @@ def take_over(connection: _socket.socket, peer: int, known: Container[str]) -> R
         if request.name not in known or not take_limits(peer) or not take_scheduling(peer):
             _discard(request.descriptors)
             return None
+        os.fchdir(request.descriptors[3])  # (a directory it may not enter: the caller finds out itself)
         connection.sendall(ACCEPTED + os.getpid().to_bytes(4, "big"))
         # No time limit on GO: a caller that sent it after one would wait for a child that left.
         # The caller either says GO or closes (it gave up, or died): both reach the child.
@@ -289,10 +290,8 @@ def adopt(request: Request, connection: _socket.socket) -> None:
     import _thread
     import time
 
-    stdin, stdout, stderr, directory = request.descriptors
-    for target, fd in enumerate((stdin, stdout, stderr)):
+    for target, fd in enumerate(request.descriptors[:3]):  # (take_over has entered its directory)
         os.dup2(fd, target)
-    os.fchdir(directory)
     _discard(fd for fd in request.descriptors if fd > 2)
     os.umask(request.umask)
     for name in [name for name in os.environ if name not in request.env]:
