@@ -42,6 +42,9 @@ def main() -> int:
     except OSError:
         print("no server: another one is running or starting", file=sys.stderr)
         return 0
+    if hookserver.servers_running(os.path.dirname(path)) > hookserver.MAX_SERVERS:
+        print(f"no server: {hookserver.MAX_SERVERS} others are running", file=sys.stderr)
+        return 0
     hookserver.preload(COMMANDS)
     listener = hookserver.Listener(path, idle=hookserver.idle_seconds(os.environ), code=ROOT)
     print(f"listening {os.fsdecode(path)}", flush=True)

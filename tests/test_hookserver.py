@@ -487,3 +487,29 @@ def test_a_served_command_keeps_its_niceness_and_cpus(hooks: Hooks, server: Serv
             found = (os.getpriority(os.PRIO_PROCESS, worker), os.sched_getaffinity(worker))
         assert proc.wait(timeout=60) == 0, proc.stderr.read()  # type: ignore[union-attr]
         assert found == wanted, env.get("MEMORY_HOOK_SERVER")
+
+
+def test_no_more_than_eight_servers_run_for_a_user(hooks: Hooks) -> None:
+    # plugin copies, interpreters and start-up environments each have a server: past eight, the
+    # callers do their work themselves rather than fill the memory with idle servers
+    import fcntl
+
+    directory = Path(hooks.environ()["TMPDIR"]) / f"claude-memory-{os.getuid()}"
+    directory.mkdir(mode=0o700)
+    held = []
+    for number in range(8):
+        handle = open(directory / f"hooks-other{number}.lock", "w")
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        held.append(handle)
+    proc = subprocess.run([sys.executable, "-S", str(REPO / "hooks" / "_server.py")], env=hooks.environ(),
+                          capture_output=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"no server: 8 others are running\n")
+    assert not hook(REPO, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project).served
+    held.pop().close()  # one leaves: there is room again
+    server = Server(REPO, hooks.environ())
+    try:
+        assert hook(REPO, "memory-context", read_payload(hooks), hooks.environ(), cwd=hooks.project).served
+    finally:
+        server.stop()
+        for handle in held:
+            handle.close()

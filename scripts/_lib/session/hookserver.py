@@ -35,6 +35,31 @@ PRELOAD = (  # what the hooks import between them (a module left out is imported
     "bisect", "fcntl", "shlex", "signal", "traceback", "_sha256")
 
 
+MAX_SERVERS = 8  # per user and temp directory (each holds some 20 MB): past it, callers do their work themselves
+
+
+def servers_running(directory: bytes) -> int:
+    """How many servers hold their lock in `directory` (this one included, once it holds its own):
+    plugin copies, interpreters and start-up environments each have one."""
+    import fcntl
+
+    running = 0
+    for name in os.listdir(directory):
+        if not name.endswith(b".lock"):
+            continue
+        try:
+            fd = os.open(os.path.join(directory, name), os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            running += 1  # held: a server runs (or starts)
+        finally:
+            os.close(fd)
+    return running
+
+
 def preload(more: Iterable[str] = ()) -> None:
     """Import what the hooks use (and the modules `more` names) and compile their regular
     expressions, then keep it all out of the garbage collector's sight: a child that walked
