@@ -45,7 +45,7 @@ def main() -> int:
     if hookserver.servers_running(os.path.dirname(path)) > hookserver.MAX_SERVERS:
         print(f"no server: {hookserver.MAX_SERVERS} others are running", file=sys.stderr)
         return 0
-    hookserver.preload(COMMANDS)
+    hookserver.preload()
     listener = hookserver.Listener(path, idle=hookserver.idle_seconds(os.environ), code=ROOT)
     print(f"listening {os.fsdecode(path)}", flush=True)
     quiet = os.open(os.devnull, os.O_RDWR)
@@ -92,6 +92,7 @@ def serve(connection: _socket.socket, peer: int, listener: hookserver.Listener, 
                 stream.flush()
             except (OSError, ValueError):
                 pass
+        hookserver.report_exit(connection, code)  # now: the caller need not wait for this process to end
     return code
 
 

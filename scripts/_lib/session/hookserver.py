@@ -31,8 +31,7 @@ PRELOAD = (  # what the hooks import between them (a module left out is imported
     "_lib.model.frontmatter", "_lib.model.predecessor", "_lib.ops.entrypoint", "_lib.ops.links",
     "_lib.ops.lookup", "_lib.ops.search", "_lib.ops.store", "_lib.catalog.catalog", "_lib.catalog.queries",
     "_lib.catalog.readable", "_lib.catalog.rollback", "_lib.workspace.runtime", "_lib.base.redact",
-    "_lib.tasks.validation", "_lib.tasks.trust", "_lib.ops.retention", "_lib.session.bootstrap",
-    "bisect", "fcntl", "shlex", "signal", "traceback", "_sha256")
+    "bisect", "fcntl", "resource", "select", "shlex", "signal", "traceback", "_sha256")
 
 
 MAX_SERVERS = 8  # per user and temp directory (each holds some 20 MB): past it, callers do their work themselves
@@ -216,6 +215,16 @@ def _drained(fd: int) -> bool:
         return False
 
 
+def report_exit(connection: _socket.socket, code: int) -> None:
+    """In the child, its work done: the exit status, sent before the process ends (unmapping a
+    process takes a millisecond). The server's own report of the end comes after, unread; it
+    is the one the caller reads when the child dies without saying (a signal)."""
+    try:
+        connection.sendall(EXITED + bytes([code & 0xFF]))
+    except OSError:
+        pass
+
+
 def _remove(path: bytes) -> None:
     try:
         os.unlink(path)
@@ -310,9 +319,7 @@ def _discard(descriptors: Iterable[int]) -> None:
 
 def adopt(request: Request, connection: _socket.socket) -> None:
     """Become the caller's process: its descriptors as 0, 1, 2 (and sys.stdin, stdout, stderr
-    made on them as Python makes them at start-up), its directory, umask and environment; and
-    die with it (a SIGKILL when the caller is gone, as if the caller's own process were killed)."""
-    import _thread
+    made on them as Python makes them at start-up), umask and environment; and die with it."""
     import time
 
     for target, fd in enumerate(request.descriptors[:3]):  # (take_over has entered its directory)
@@ -329,7 +336,7 @@ def adopt(request: Request, connection: _socket.socket) -> None:
         stream = _stdio(fd, getattr(sys, name))  # (the server's own: made by Python at start-up)
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
-    _thread.start_new_thread(_die_with_caller, (connection,))
+    _die_with_caller(connection)
 
 
 def _stdio(fd: int, old: io.TextIOWrapper) -> io.TextIOWrapper:
@@ -346,16 +353,22 @@ def _stdio(fd: int, old: io.TextIOWrapper) -> io.TextIOWrapper:
 
 
 def _die_with_caller(connection: _socket.socket) -> None:
-    """(A thread of the child.) The caller sends nothing after GO: the end of its connection is
-    its end."""
+    """End this process when the caller's does, as if the caller's own process were killed. The
+    caller sends nothing after GO, so its connection turns readable only when it closes; with
+    O_ASYNC that raises SIGIO, which ends a process (by default on Linux; elsewhere a handler)."""
+    import _socket
+    import fcntl
     import signal
 
+    fd = connection.fileno()
+    signal.signal(signal.SIGIO, signal.SIG_DFL if sys.platform.startswith("linux") else lambda *_: os._exit(1))
+    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
     try:
-        while connection.recv(1):
-            pass
-    except OSError:
+        if connection.recv(1, _socket.MSG_PEEK | _socket.MSG_DONTWAIT) == b"":
+            os._exit(1)  # it closed before O_ASYNC was set: no signal will come
+    except OSError:  # (BlockingIOError: it is there)
         pass
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 _LIMITS = {"Max cpu time": "RLIMIT_CPU", "Max file size": "RLIMIT_FSIZE", "Max data size": "RLIMIT_DATA",
@@ -367,14 +380,15 @@ _LIMITS = {"Max cpu time": "RLIMIT_CPU", "Max file size": "RLIMIT_FSIZE", "Max d
 def take_limits(peer: int) -> bool:
     """Take the caller's resource limits (`ulimit`), read from /proc on Linux: False when one
     cannot be had (above this process's hard limit). Elsewhere they are not known: True."""
-    import resource
-
     try:
-        with open(f"/proc/{peer}/limits", encoding="ascii") as handle:
-            lines = handle.read().splitlines()[1:]
+        wanted, own = _read(f"/proc/{peer}/limits"), _read("/proc/self/limits")
     except OSError:
         return not peer  # a known peer whose limits cannot be read: it does the work itself
-    for line in lines:
+    if wanted == own:  # (nearly always: the server started from a caller like this one)
+        return True
+    import resource
+
+    for line in wanted.decode("ascii", "replace").splitlines()[1:]:
         name = line[:26].strip()
         if name not in _LIMITS:
             continue
@@ -386,6 +400,14 @@ def take_limits(peer: int) -> bool:
         except (ValueError, OSError):
             return False
     return True
+
+
+def _read(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 65536)
+    finally:
+        os.close(fd)
 
 
 def take_scheduling(peer: int) -> bool:
