@@ -513,3 +513,33 @@ def test_no_more_than_eight_servers_run_for_a_user(hooks: Hooks) -> None:
         server.stop()
         for handle in held:
             handle.close()
+
+
+REHEARSE = """
+import os, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+def descriptors():
+    return {fd: os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
+            if os.path.exists(f"/proc/self/fd/{fd}")}
+before = descriptors()
+from _lib.session import hookserver
+hookserver.rehearse()
+left = {fd: path for fd, path in descriptors().items() if before.get(fd) != path and "/proc/" not in path}
+print(repr((left, sorted(name for name in os.listdir(tempfile.gettempdir()) if name.startswith("memory-rehearsal-")),
+            "yaml" in sys.modules)))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists descriptors through /proc")
+def test_the_servers_rehearsal_leaves_nothing_behind(hooks: Hooks, tmp_path: Path) -> None:
+    # the server runs the hot hooks on a throwaway project before forking (their bytecode
+    # specialised once): nothing open, nothing left, nothing of the user's touched
+    runtime = tmp_path / "tmp"
+    runtime.mkdir()
+    env = hooks.environ(TMPDIR=str(runtime))  # (HOME and the plugin data directory: the user's)
+    before = sorted(tmp_path.rglob("*"))
+    proc = subprocess.run([sys.executable, "-S", "-c", REHEARSE, str(REPO / "scripts")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == repr(({}, [], False))
+    assert sorted(tmp_path.rglob("*")) == before
