@@ -31,6 +31,7 @@ PRELOAD = (  # what the hooks import between them (a module left out is imported
     "_lib.model.frontmatter", "_lib.model.predecessor", "_lib.ops.entrypoint", "_lib.ops.links",
     "_lib.ops.lookup", "_lib.ops.search", "_lib.ops.store", "_lib.catalog.catalog", "_lib.catalog.queries",
     "_lib.catalog.readable", "_lib.catalog.rollback", "_lib.workspace.runtime", "_lib.base.redact",
+    "_lib.tasks.validation", "_lib.tasks.trust", "_lib.ops.retention", "_lib.session.bootstrap",
     "bisect", "fcntl", "resource", "select", "shlex", "signal", "traceback", "_sha256")
 
 
