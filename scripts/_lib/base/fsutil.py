@@ -63,13 +63,13 @@ def _write_atomically(path: Path | str, data: bytes | str | Iterable[str], durab
             os.fsync(fd)
     except BaseException:
         os.close(fd)
-        _unlink_quietly(temp)
+        unlink_quietly(temp)
         raise
     os.close(fd)
     try:
         os.replace(temp, path)
     except BaseException:
-        _unlink_quietly(temp)
+        unlink_quietly(temp)
         raise
     if durable and sync_dir:
         sync_directory(directory)
@@ -87,7 +87,8 @@ def _temp_name(path: Path | str) -> str:
     return os.path.join(directory, f".{name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TEMP_SUFFIX}")
 
 
-def _unlink_quietly(path: str) -> None:
+def unlink_quietly(path: Path | str | bytes) -> None:
+    """Delete a file if it can be; whatever stops it is left alone."""
     try:
         os.unlink(path)
     except OSError:
@@ -143,7 +144,7 @@ def write_many(files: list[tuple[Path, bytes | str]]) -> None:
             os.replace(temp, path)
     except BaseException:
         for temp, _ in temps:
-            _unlink_quietly(temp)
+            unlink_quietly(temp)
         raise
     for directory in {_directory_of(path) for _, path in temps}:
         sync_directory(directory)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ..base.fsutil import unlink_quietly
 from .hookclient import ACCEPT_SECONDS, ACCEPTED, EXITED, GO, PROTOCOL, SIGNALLED, read_exactly
 
 TYPE_CHECKING = False
@@ -166,7 +167,7 @@ class Listener:
         self.path = path
         self.idle = idle
         temporary = path + b".%d" % os.getpid()
-        _remove(temporary)
+        unlink_quietly(temporary)
         self.socket = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         self.socket.bind(temporary)
         self.socket.listen(128)
@@ -277,7 +278,7 @@ class Listener:
     def close(self) -> None:
         try:
             if os.stat(self.path).st_ino == self.inode:
-                _remove(self.path)
+                unlink_quietly(self.path)
         except OSError:
             pass
         self.socket.close()
@@ -296,13 +297,6 @@ def report_exit(connection: _socket.socket, code: int) -> None:
     is the one the caller reads when the child dies without saying (a signal)."""
     try:
         connection.sendall(EXITED + bytes([code & 0xFF]))
-    except OSError:
-        pass
-
-
-def _remove(path: bytes) -> None:
-    try:
-        os.unlink(path)
     except OSError:
         pass
 
