@@ -19,8 +19,8 @@ def check_slug_argument(slug: str) -> str:
     return memory.check_lookup_slug(slug.strip() if isinstance(slug, str) else slug)
 
 
-def locate(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[Scope, Path]:
-    """Find which scope holds `slug` (enterprise -> local -> project -> global) and its file."""
+def find(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[Scope, Path] | None:
+    """Which scope holds `slug` (enterprise -> local -> project -> global) and its file, or None."""
     check_slug_argument(slug)
     scopes = workspace.readable_scopes(scope)
     flat = f"{slug}.md"
@@ -33,7 +33,15 @@ def locate(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[S
             entry = catalog.get(slug) if catalog else None
             if entry:
                 return candidate, entry.path
-    raise not_found(workspace, slug, scopes)
+    return None
+
+
+def locate(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[Scope, Path]:
+    """`find`, for a slug that must exist: not finding it is an error that suggests close slugs."""
+    found = find(workspace, slug, scope)
+    if found is None:
+        raise not_found(workspace, slug, workspace.readable_scopes(scope))
+    return found
 
 
 def not_found(workspace: Workspace, slug: str, scopes: list[Scope]) -> errors.NotFound:

@@ -21,6 +21,7 @@ from ..base import clock, errors, redact
 from ..model import anchors, frontmatter, memory
 from ..workspace import layout
 from . import links
+from . import lookup
 from .lookup import check_slug_argument, locate, not_found
 from ..catalog import readable, rollback
 from ..catalog.queries import DATABASE_ERRORS
@@ -265,6 +266,17 @@ def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Me
             raise not_found(workspace, slug, workspace.readable_scopes(scope))
         item = _read(entry.path, found_scope, slug)
     return item
+
+
+def find(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Memory | None:
+    """The memory `slug`, or None when no scope holds it: for callers to whom both are normal
+    (capture creates or refreshes), so no close slugs are looked for to suggest."""
+    if lookup.find(workspace, slug, scope) is None:
+        return None
+    try:
+        return read(workspace, slug, scope)
+    except errors.NotFound:
+        return None
 
 
 def _renamed_from(workspace: Workspace, old: str, scope: str | None) -> str | None:

@@ -171,10 +171,7 @@ def refresh_file_summary(workspace: Workspace, path: str) -> str | None:
     slug = file_summary_slug(relpath)
     scope = capture_scope(workspace)
     title = f"File summary: {relpath}"[: memory.MAX_TITLE]
-    try:
-        existing = store.read(workspace, slug, scope=scope)
-    except errors.NotFound:
-        existing = None
+    existing = store.find(workspace, slug, scope=scope)
     if existing is not None:
         if existing.fields.get("source_hash") == facts["source_hash"]:
             return None
@@ -278,11 +275,10 @@ def write_session_memory(workspace: Workspace, session_id: str, state: dict[str,
     content = "\n".join([f"Session {session_id} from {started} to {clock.now_iso()}, {prompts} prompt(s).", "",
                          *notes, ""])
     scope = capture_scope(workspace)
-    try:
-        store.read(workspace, slug, scope=scope)
-        store.update(workspace, slug, store.Changes(content=content), scope=scope)
-    except errors.NotFound:
+    try:  # most sessions are written once: creating first spares a lookup
         store.write(workspace, store.NewMemory(
             title=f"Session {started[:10]} {session_id[:8]}", type="session", tags=["session"], content=content,
             slug=slug, fields={"status": "active", "source": "capture", "session_id": session_id}), scope=scope)
+    except errors.Conflict:  # written before (at compaction): refreshed
+        store.update(workspace, slug, store.Changes(content=content), scope=scope)
     return slug
