@@ -645,7 +645,40 @@ def test_every_invariant_holds_after_any_sequence_of_operations(tmp_path_factory
             assert snapshot(store.tasks_dir) == before  # refused: nothing changed
         report = tasks.TaskStore(store.workspace).check()
         assert report["problems"] == [], (op, report["problems"])
-    fresh = tasks.TaskStore(store.workspace)
-    if fresh.index_path.exists():
-        on_disk = {entry["id"]: entry for entry in json.loads(fresh.index_path.read_text())["tasks"]}
-        assert on_disk == fresh._read_all_entries()
+        fresh = tasks.TaskStore(store.workspace)
+        if fresh.index_path.exists():  # kept step by step (progress from the children's) as derived afresh
+            on_disk = {entry["id"]: entry for entry in json.loads(fresh.index_path.read_text())["tasks"]}
+            assert on_disk == fresh._read_all_entries(), op
+
+
+def test_progress_kept_from_the_children_is_the_count_over_the_leaves(tmp_path: Path) -> None:
+    """Each change recounts a family, not a subtree (an epic of every session's todos grows
+    without end): after every step of a long mixed run, the progress task-index.json holds
+    equals the one counted over the leaves from the task files."""
+    import random
+
+    from _lib.base import errors
+
+    tasks, store = _store(tmp_path)
+    rng = random.Random(5)
+    for step in range(240):
+        ids = tasks.sort_ids(store.entries)
+        op = rng.choices(["add", "status", "delete", "import"], [6, 5, 1, 1])[0] if ids else "add"
+        try:
+            if op == "add":
+                store.add(f"t{step}", parent=rng.choice([None] + [task_id for task_id in ids if task_id.count(".") < 2]))
+            elif op == "status":
+                leaves = [task_id for task_id in ids if not store.entries[task_id]["children"]]
+                store.set_status(rng.choice(leaves), rng.choice(["pending", "in-progress", "done"]), force=True)
+            elif op == "delete":
+                store.delete(rng.choice(ids), cascade=True)
+            else:  # entities put in any order (an import): a child after or before its parent
+                with store.mutation():
+                    for task_id in rng.sample(ids, min(3, len(ids))):
+                        store.put(dict(store.task(task_id), status="done", updatedAt=f"2030-01-01T00:00:{step % 60:02d}Z"))
+        except errors.Error:
+            continue
+        on_disk = {entry["id"]: entry["progress"] for entry in json.loads(store.index_path.read_text())["tasks"]}
+        counted = {task_id: entry["progress"] for task_id, entry in tasks.TaskStore(store.workspace)._read_all_entries().items()}
+        assert on_disk == counted, (step, op)
+    assert max(task_id.count(".") for task_id in store.entries) == 2  # the run reached tasks under features

@@ -12,7 +12,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from pathlib import Path
     from typing import Any
 
@@ -123,7 +123,8 @@ class TaskFiles:
         """Replace task-index.json with `entries` and record the stamps it was derived from."""
         from ..catalog.catalog import replace_beside
 
-        lines = [json.dumps(entries[task_id], ensure_ascii=False) for task_id in sort_ids(entries)]
+        encode = json.JSONEncoder(ensure_ascii=False).encode  # one encoder: json.dumps makes one per call
+        lines = [encode(entries[task_id]) for task_id in sort_ids(entries)]
         text = f'{{"version": "{INDEX_VERSION}", "tasks": [\n' + ",\n".join(lines) + "\n]}\n"
         replace_beside(self.workspace, self.scope, self.index_path, text, durable=False)
         record = {"tasks": self.fingerprint(), "index": stamps.file_stamp(self.index_path)}
@@ -223,11 +224,14 @@ class TaskFiles:
         return entity
 
     def stems(self) -> list[str]:
-        """The ids of every tasks/<id>.json, readable or not."""
-        try:
-            names = os.listdir(self.tasks_dir)
-        except OSError:
-            return []
+        """The ids of every tasks/<id>.json, readable or not (as last scanned, when nothing was written since)."""
+        if self._stamps is not None and not self._touched:
+            names: Iterable[str] = self._stamps
+        else:
+            try:
+                names = os.listdir(self.tasks_dir)
+            except OSError:
+                return []
         return [name[:-5] for name in names if name.endswith(".json") and ID_RE.match(name[:-5])]
 
     def put(self, name: str, data: bytes | None) -> None:

@@ -55,6 +55,31 @@ def progress(entries: Entries, task_id: str) -> dict[str, int]:
     return {"completed": completed, "total": total}
 
 
+def progress_from_children(entries: Entries, task_id: str) -> dict[str, int]:
+    """`progress`, summed from the children's own progress (a leaf child counts itself): what
+    a change costs is then the size of a family, not of the subtree (an epic of every session's
+    todos grows without end). Every change recomputes its ancestors bottom-up, so a child's
+    progress is current; one that has none is counted over its leaves."""
+    entry = entries.get(task_id)
+    if entry is None:
+        return progress(entries, task_id)
+    completed = total = 0
+    for child_id in dict.fromkeys(entry["children"]):
+        child = entries.get(child_id)
+        if child is None or child_id == task_id:
+            continue
+        if any(grandchild in entries for grandchild in child["children"]):
+            counted = child.get("progress") or progress(entries, child_id)
+            completed += counted["completed"]
+            total += counted["total"]
+        else:
+            total += 1
+            completed += child["status"] == "done"
+    if not total:
+        return progress(entries, task_id)  # a leaf (or children all missing): itself
+    return {"completed": completed, "total": total}
+
+
 def with_progress(entries: Entries) -> Entries:
     """The entries, each given its progress (in place)."""
     for task_id, entry in entries.items():

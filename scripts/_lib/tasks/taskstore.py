@@ -71,6 +71,8 @@ class TaskStore:
         self._locked = False
         self._dirty = False
         self._pending: dict[str, str | None] = {}   # file name -> new text (None: remove), until commit
+        self._recount = False  # entities were put in any order: count every progress again at commit
+        self._highest: dict[str | None, int] | None = None  # parent -> highest child number, in a mutation
 
     # -- the index ------------------------------------------------------------------------
 
@@ -181,6 +183,8 @@ class TaskStore:
             self._locked = True
             self._dirty = False
             self._pending = {}
+            self._recount = False
+            self._highest = None
             try:
                 self._entities = {}
                 self._entries = None
@@ -193,6 +197,8 @@ class TaskStore:
                     raise refused(exc, "the task store cannot be brought up to date (a killed command left a "
                                        "change to complete)") from None
                 yield self
+                if self._recount:
+                    rules.with_progress(self.entries)
                 pending, self._pending = self._pending, {}
                 journal.commit(self.files, pending)
                 if self._dirty:
@@ -207,6 +213,7 @@ class TaskStore:
                 raise
             finally:
                 self._pending = {}
+                self._highest = None
                 self._locked = False
 
     def save(self, entity: dict[str, Any]) -> None:
@@ -231,6 +238,8 @@ class TaskStore:
             raise errors.InvalidInput(f"task {entity.get('id')!r} cannot be stored: {problem}",
                                       "fix it in the export file; no task was imported")
         self.save(dict(entity))
+        self._recount = True
+        self._highest = None
 
     def _remove(self, task_id: str) -> None:
         self._pending[f"{task_id}.json"] = None
@@ -267,8 +276,8 @@ class TaskStore:
         return rules.dependants(self.entries, task_ids)
 
     def progress(self, task_id: str) -> dict[str, int]:
-        """{completed, total} of the leaves under `task_id` (a leaf counts itself)."""
-        return rules.progress(self.entries, task_id)
+        """{completed, total} of the leaves under `task_id` (a leaf counts itself), from its children's."""
+        return rules.progress_from_children(self.entries, task_id)
 
     def cycle_through(self, start: str) -> tuple[list[str], list[str]] | None:
         """The shortest wait-for cycle from `start` back to it: (ids, explanations), or None."""
@@ -319,13 +328,25 @@ class TaskStore:
     # -- operations ---------------------------------------------------------------------------
 
     def next_id(self, parent: str | None) -> str:
-        """The next free child number under `parent` (roots when None): one past the highest."""
-        taken = [int(task_id.rpartition(".")[2]) for task_id in self.entries if parent_of(task_id) == parent]
-        if parent is not None:
-            taken += [int(child.rpartition(".")[2]) for child in self.entries[parent]["children"]]
-        # never reuse the name of a file the index skipped (e.g. broken)
-        taken += [int(stem.rpartition(".")[2]) for stem in self.files.stems() if parent_of(stem) == parent]
-        number = max(taken, default=0) + 1
+        """The next free child number under `parent` (roots when None): one past the highest
+        among the ids, the children each entry lists, and the task files (never reuse the name
+        of a file the index skipped, e.g. broken). The highest are found once per mutation."""
+        if self._highest is None or not self._locked:
+            highest: dict[str | None, int] = {}
+
+            def note(owner: str | None, task_id: str) -> None:
+                number = int(task_id.rpartition(".")[2])
+                if number > highest.get(owner, 0):
+                    highest[owner] = number
+
+            for task_id, entry in self.entries.items():
+                note(parent_of(task_id), task_id)
+                for child in entry["children"]:
+                    note(task_id, child)
+            for stem in self.files.stems():
+                note(parent_of(stem), stem)
+            self._highest = highest
+        number = self._highest.get(parent, 0) + 1
         return f"{parent}.{number}" if parent else str(number)
 
     def add(self, title: str, *, parent: str | None = None, dependencies: Iterable[str] = (),
@@ -378,6 +399,8 @@ class TaskStore:
                 self._entries = None  # drop the tentative changes: reload from the files
                 raise
             self.save(entity)
+            if self._highest is not None:
+                self._highest[parent] = int(task_id.rpartition(".")[2])
             rolled: list[tuple[str, bool]] = []
             if parent is not None:
                 parent_entity = self.task(parent)
@@ -544,7 +567,6 @@ class TaskStore:
             for task_id in sorted(self.entries, key=lambda item: (-item.count("."), id_key(item))):  # deepest first
                 if self.entries[task_id]["children"]:
                     fixed.update(item for item, changed in self._roll_up(task_id, now) if changed)
-            for task_id, entry in self.entries.items():
-                entry["progress"] = self.progress(task_id)
+            rules.with_progress(self.entries)  # counted over the leaves: whatever the index held
             self._dirty = True
             return sort_ids(fixed)

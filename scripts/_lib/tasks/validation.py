@@ -189,8 +189,8 @@ def todo_items(todos: object) -> list[tuple[str, str]]:
 
 def _sessions_epic(store: TaskStore) -> str | None:
     """The root epic holding captured sessions (the one marked as ours first)."""
-    roots = [task_id for task_id in sort_ids(store.entries)
-             if store.entries[task_id]["parent"] is None and store.entries[task_id].get("title") == SESSIONS_EPIC]
+    roots = sort_ids(task_id for task_id, entry in store.entries.items()
+                     if entry["parent"] is None and entry.get("title") == SESSIONS_EPIC)
     marked = [task_id for task_id in roots if store.task(task_id).get("origin") == TODO_ORIGIN]
     return next(iter(marked or roots), None)
 
