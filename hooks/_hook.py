@@ -49,6 +49,8 @@ def read_payload() -> "dict[str, Any] | None":
         payload = jsontext.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
     except (OSError, ValueError):
         return None
+    if b"\\ud" in raw or b"\\uD" in raw:  # a surrogate escape, perhaps a lone one
+        payload = jsontext.as_node_writes(payload)
     return payload if isinstance(payload, dict) else None
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 import random
 import signal
 import subprocess
@@ -1192,6 +1193,33 @@ def test_reading_a_pipe_in_the_memory_directory_is_refused_not_hung(env: Env) ->
     assert "not a regular file" in refused.err
     env.ok("list", timeout=20)
     os.unlink(env.project_dir / "pipe.md")
+
+
+def test_a_memory_file_whose_name_is_not_utf8_is_left_alone_and_named_by_health(env: Env) -> None:
+    """Python hands such a name on as lone surrogates, which no catalog, JSON or UTF-8 text can
+    hold: the file is neither indexed nor touched, health names it, and every other memory, hook
+    and command works as before."""
+    env.ok("write", "Token refresh gotcha", "--type", "gotcha", "--tags", "auth", "--paths", "src/auth/**",
+           "--content", "Serialise refreshes per user.")
+    stray = os.path.join(os.fsencode(env.project_dir), b"gotcha-stray-\xff.md")
+    content = b"---\ntype: gotcha\ntags:\n  - auth\n---\n\n# Stray\n\nA note about auth.\n"
+    with open(stray, "wb") as handle:
+        handle.write(content)
+    env.unchecked.add(Path(os.fsdecode(stray)))
+    source = env.project / "src" / "auth" / "login.ts"
+    source.parent.mkdir(parents=True)
+    source.write_text("export const login = 1;\n")
+    for command in (("reindex",), ("list",), ("search", "auth"), ("health",)):
+        result = env.ok(*command)
+        assert "Traceback" not in result.err
+    assert "gotcha-token-refresh" in env.ok("list").out
+    assert "gotcha-stray-\\xff.md is not indexed: its name is not UTF-8" in env.ok("health").err
+    context = env.hook("memory-context", {"session_id": str(uuid.uuid4()), "cwd": str(env.project),
+                                          "hook_event_name": "PostToolUse", "tool_name": "Read",
+                                          "tool_input": {"file_path": str(source)}, "tool_response": {}})
+    assert "Token refresh gotcha" in context
+    with open(stray, "rb") as handle:
+        assert handle.read() == content
 
 
 def test_very_long_names_give_one_error_line(env: Env) -> None:

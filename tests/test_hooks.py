@@ -291,6 +291,20 @@ def test_claude_config_dir_moves_the_protected_global_directory(hooks: Hooks) ->
     assert _decision(denied) is not None and "global memory directory" in _decision(denied)[1]
 
 
+def test_a_lone_surrogate_is_judged_as_claude_code_writes_it(hooks: Hooks) -> None:
+    """JSON carries a lone surrogate and UTF-8 cannot: Node, which runs the tools, writes one as
+    U+FFFD. A path or command holding one is judged as the file it names (no failing open)."""
+    hooks.memory_dir.mkdir(parents=True)
+    for tool_input in ({"file_path": f"{hooks.memory_dir}/x\ud800.md", "content": "x"},
+                       {"command": f"echo x > {hooks.memory_dir}/\udfff.md"}):
+        result = hooks.run("protect-memory-directory", hooks.pre_tool("Bash" if "command" in tool_input else "Write",
+                                                                     tool_input))
+        assert _decision(result) is not None and _decision(result)[0] == "deny", tool_input
+    hooks.memory("write", "Refresh gotcha", "--type", "gotcha", "--paths", "src/**", "--content", "Serialise it.")
+    for name in ("memory-context", "capture-file-summary", "clear-memory-check-flag"):
+        hooks.run(name, hooks.post_read(hooks.project / "src" / "a\ud83d.ts"))  # exits 0, no traceback (70 if it raised)
+
+
 def test_a_symlink_into_the_memory_directory_is_seen_through(hooks: Hooks) -> None:
     hooks.memory_dir.mkdir(parents=True)
     (hooks.project / "notes").symlink_to(hooks.memory_dir)
@@ -469,13 +483,12 @@ def test_bash_gotcha_for_the_program_used(hooks: Hooks) -> None:
 
 
 def test_bash_gotcha_for_a_command_holding_half_an_emoji(hooks: Hooks) -> None:
-    # the answer quotes the command: a lone surrogate in it goes back as the JSON escape it came as
+    # the answer quotes the command as Node ran it: a lone surrogate encoded as U+FFFD
     bash_project(hooks)
     payload = json.dumps(hooks.post_bash("docker compose up -d # HALF", "started")).replace("HALF", "\\ud83d")
     result = hooks.run("memory-context-bash", raw=payload.encode())
-    assert "# \\ud83d`" in result.out
     warning = result.context("PostToolUse") or ""
-    assert warning.startswith("Known gotchas for `docker compose up -d # \ud83d`")
+    assert warning.startswith("Known gotchas for `docker compose up -d # \ufffd`")
     assert "gotcha-compose-needs-the-db-healthcheck" in warning
 
 
@@ -745,14 +758,14 @@ def test_the_counting_hooks_import_nothing_heavy(hooks: Hooks) -> None:
 
 def test_an_edit_is_counted_when_its_payload_holds_half_an_emoji(hooks: Hooks) -> None:
     # JSON carries a lone surrogate as an escape (a string cut between the two halves of a pair); UTF-8
-    # cannot hold one, and the session state is still written, the text kept as JSON wrote it
+    # cannot hold one: the session state is written, the path as Node wrote the file (U+FFFD for it)
     _edit(hooks, 1)
     payload = json.dumps(hooks.post_edit(hooks.project / "src/notes-HALF.md", "Write")).replace("HALF", "\\ud83d")
     assert hooks.run("clear-memory-check-flag", raw=payload.encode()).out == ""
     _edit(hooks, 1, start=1)
     state = json.loads((hooks.data / "sessions" / f"{hooks.session_id}.json").read_text(encoding="utf-8"))
     assert state["edits_since_capture"] == 3
-    assert state["files_changed"][1] == f"{hooks.project}/src/notes-\ud83d.md"
+    assert state["files_changed"][1] == f"{hooks.project}/src/notes-\ufffd.md"
 
 
 

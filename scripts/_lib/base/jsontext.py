@@ -55,6 +55,23 @@ def loads(text: str | bytes) -> Any:
     return json.loads(text)
 
 
+def as_node_writes(value: Any) -> Any:
+    """`value` with each string as Node (which runs Claude Code's tools) encodes it in UTF-8: a
+    lone surrogate, which JSON carries and UTF-8 cannot, becomes U+FFFD. A hook then judges the
+    path or command the tool will use, and no string of the payload fails to encode."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return value
+    if isinstance(value, list):
+        return [as_node_writes(item) for item in value]
+    if isinstance(value, dict):
+        return {as_node_writes(key): as_node_writes(item) for key, item in value.items()}
+    return value
+
+
 def dumps(value: Any) -> str:
     """`value` as json.dumps(value, ensure_ascii=False) writes it."""
     if _json is None:  # pragma: no cover

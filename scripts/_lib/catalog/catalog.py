@@ -147,9 +147,11 @@ class Problem(namedtuple("Problem", "path message")):
 
 
 class Scan(dict):  # type: ignore[type-arg]  # relpath -> stamp
-    """The memory files of a scope and their stamps; `leftovers` tells of interrupted writes' temp files."""
+    """The memory files of a scope and their stamps; `leftovers` tells of interrupted writes' temp
+    files; `misnamed` lists the files left out for a name that is not UTF-8."""
 
     leftovers = False
+    misnamed: tuple[str, ...] = ()
 
 
 def scan(root: Path) -> Scan:
@@ -201,6 +203,9 @@ def _scan_dir(directory: Path, prefix: str, found: Scan, *, nested: bool) -> Non
                 continue
             if name.endswith(".md"):
                 if not nested and name.lower() in NOT_MEMORIES:
+                    continue
+                if not fsutil.utf8_name(prefix + name):
+                    found.misnamed += (prefix + name,)
                     continue
                 try:
                     info = stat(name, dir_fd=fd)  # follows symlinks: the stamp of what would be read
@@ -389,6 +394,7 @@ class Catalog(ForeignFiles, Exports):
         root_stamp = directory_stamp(self.scope.root)
         if full or (self.scope.root / NODES_DIR).exists():
             disk = scan(self.scope.root)
+            self._tell_misnamed(disk)
             if full:
                 self.scanned = disk
             stale = disk.leftovers or not (self._meta(DISK_KEY) == DiskState(disk).digest() and self._exports_current())
@@ -450,6 +456,15 @@ class Catalog(ForeignFiles, Exports):
                 finally:
                     self._vocabulary = self._nodes = None
 
+    def _tell_misnamed(self, disk: Scan) -> None:
+        """Warn (once) of the files a scan left out for a name that is not UTF-8: a catalog holds
+        text, so such a name can be neither recorded nor given as a slug."""
+        for relpath in disk.misnamed:
+            warning = (f"{self.scope.name} scope: {fsutil.shown_name(relpath)} is not indexed: its name is not "
+                       "UTF-8; rename it (memory names are lowercase words and hyphens)")
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+
     def _known(self) -> dict[str, str]:
         known = dict(self.conn.execute(f"SELECT {_RELPATH}, stamp FROM docs"))
         known.update(self.conn.execute("SELECT relpath, stamp FROM problems"))
@@ -458,6 +473,7 @@ class Catalog(ForeignFiles, Exports):
     def _sync(self, disk: Scan) -> None:
         if disk.leftovers and self.scope.root_writable:  # we hold the lock: no write of ours is under way
             fsutil.remove_stale_temps(self.scope.root)
+        self._tell_misnamed(disk)
         state = DiskState(disk)
         graph_import, earlier_graph = self._changed_graph()
         self._adopt_index()

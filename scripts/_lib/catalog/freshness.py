@@ -36,8 +36,8 @@ def listing(root: Path, not_memories: frozenset[str]) -> dict[str, int] | None:
                     if name.endswith(fsutil.TEMP_SUFFIX):
                         return None
                     continue
-                if name.endswith(".md") and name.lower() not in not_memories:
-                    found[prefix + name] = entry.inode()
+                if name.endswith(".md") and name.lower() not in not_memories and fsutil.utf8_name(name):
+                    found[prefix + name] = entry.inode()  # (a name that is not UTF-8: see catalog.scan)
     return found
 
 
