@@ -96,6 +96,7 @@ def run(main: Callable[[list[str]], int]) -> NoReturn:
 
     Workspace.progress = staticmethod(_progress)  # type: ignore[assignment]
     try:
+        _require_utf8(sys.argv[1:])
         code = main(sys.argv[1:])
     except errors.Error as exc:
         print_error(exc)
@@ -119,6 +120,16 @@ def run(main: Callable[[list[str]], int]) -> NoReturn:
         code = problem.exit_code
     _flush_warnings()
     sys.exit(code)
+
+
+def _require_utf8(arguments: list[str]) -> None:
+    """Refuse an argument that is not UTF-8 text (bytes a memory, its catalog or JSON cannot hold)."""
+    from _lib.base import fsutil
+
+    for position, argument in enumerate(arguments, 1):
+        if not fsutil.from_utf8(argument):
+            raise errors.InvalidInput(f"argument {position} is not UTF-8 text: {fsutil.printable(argument)}",
+                                      "memories hold UTF-8 text: check the encoding of the terminal or script")
 
 
 def _progress(line: str) -> None:

@@ -327,7 +327,8 @@ SCRIPT_OPTIONS = ["--json", "--scope", "global", "project", "local", "enterprise
 
 @given(st.sampled_from(sorted(path.stem for path in SCRIPTS.glob("*.py") if not path.stem.startswith("_")
                               and path.stem != "memory")),
-       st.lists(st.sampled_from(SCRIPT_OPTIONS) | st.text(max_size=20), max_size=6))
+       st.lists(st.sampled_from(SCRIPT_OPTIONS) | st.text(max_size=20) | st.binary(max_size=12).map(os.fsdecode),
+                max_size=6))  # (bytes: arguments that are not UTF-8)
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_random_argv_never_crashes_a_script(tmp_path_factory, script: str, argv: list[str]) -> None:
     assume(all("\x00" not in arg for arg in argv))
@@ -364,7 +365,8 @@ HOOK_NAMES = sorted(path.stem for path in HOOKS.glob("*.py") if not path.stem.st
     st.fixed_dictionaries({"session_id": st.text(max_size=40), "cwd": st.sampled_from(["/", "/nonexistent", "."]),
                            "tool_name": st.sampled_from(["Read", "Bash", "Write", "Edit", "TodoWrite", ""]),
                            "tool_input": st.dictionaries(st.sampled_from(["file_path", "command", "todos", "content"]),
-                                                         st.text(max_size=40) | st.integers() | st.none()),
+                                                         st.text(max_size=40) | st.integers() | st.none()
+                                                         | st.text(st.characters(blacklist_categories=()), max_size=8)),
                            "prompt": st.text(max_size=80), "agent_type": st.text(max_size=20)})
     .map(lambda value: json.dumps(value).encode())))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -1220,6 +1222,16 @@ def test_a_memory_file_whose_name_is_not_utf8_is_left_alone_and_named_by_health(
     assert "Token refresh gotcha" in context
     with open(stray, "rb") as handle:
         assert handle.read() == content
+
+
+def test_an_argument_that_is_not_utf8_gets_one_error_line_and_changes_nothing(env: Env) -> None:
+    env.ok("write", "Something", "--tags", "x")
+    before = snapshot(env.project_dir)
+    for args in (("write", "Bad bytes", "--tags", "x", "--content", "abc \udcff def"), ("write", "Bad \udcff title"),
+                 ("search", "\udcff"), ("update", "learning-something", "--append", "\udcff")):
+        refused = env.fails(*args)
+        assert "is not UTF-8 text: " in refused.err and "\\xff" in refused.err, refused.err
+    assert snapshot(env.project_dir) == before
 
 
 def test_very_long_names_give_one_error_line(env: Env) -> None:

@@ -178,21 +178,21 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
-def utf8_name(name: str) -> bool:
-    """Whether a file name read from a directory is UTF-8 (Python hands other bytes on as lone
-    surrogates, which a UTF-8 text, a database or JSON cannot hold)."""
-    if name.isascii():
+def from_utf8(text: str) -> bool:
+    """Whether text the system gave (a file name, a command-line argument) was UTF-8: Python
+    hands other bytes on as lone surrogates, which no UTF-8 file, database or JSON can hold."""
+    if text.isascii():
         return True
     try:
-        name.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
 
 
-def shown_name(name: str) -> str:
-    """A file name as text that can be printed, its bytes that are not UTF-8 as \\xNN."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+def printable(text: str) -> str:
+    """Such text as it can be printed: its bytes that are not UTF-8 as \\xNN."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def remove_stale_temps(directory: Path) -> int:

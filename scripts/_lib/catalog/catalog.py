@@ -204,7 +204,7 @@ def _scan_dir(directory: Path, prefix: str, found: Scan, *, nested: bool) -> Non
             if name.endswith(".md"):
                 if not nested and name.lower() in NOT_MEMORIES:
                     continue
-                if not fsutil.utf8_name(prefix + name):
+                if not fsutil.from_utf8(prefix + name):
                     found.misnamed += (prefix + name,)
                     continue
                 try:
@@ -460,7 +460,7 @@ class Catalog(ForeignFiles, Exports):
         """Warn (once) of the files a scan left out for a name that is not UTF-8: a catalog holds
         text, so such a name can be neither recorded nor given as a slug."""
         for relpath in disk.misnamed:
-            warning = (f"{self.scope.name} scope: {fsutil.shown_name(relpath)} is not indexed: its name is not "
+            warning = (f"{self.scope.name} scope: {fsutil.printable(relpath)} is not indexed: its name is not "
                        "UTF-8; rename it (memory names are lowercase words and hyphens)")
             if warning not in self.warnings:
                 self.warnings.append(warning)

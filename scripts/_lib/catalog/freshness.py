@@ -36,7 +36,7 @@ def listing(root: Path, not_memories: frozenset[str]) -> dict[str, int] | None:
                     if name.endswith(fsutil.TEMP_SUFFIX):
                         return None
                     continue
-                if name.endswith(".md") and name.lower() not in not_memories and fsutil.utf8_name(name):
+                if name.endswith(".md") and name.lower() not in not_memories and fsutil.from_utf8(name):
                     found[prefix + name] = entry.inode()  # (a name that is not UTF-8: see catalog.scan)
     return found
 
