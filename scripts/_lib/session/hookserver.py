@@ -248,7 +248,7 @@ class Listener:
         if os.WIFSIGNALED(status):
             reply = SIGNALLED + bytes([os.WTERMSIG(status)])
         else:
-            reply = EXITED + bytes([os.waitstatus_to_exitcode(status) & 0xFF])
+            reply = exited(os.waitstatus_to_exitcode(status))
         try:
             connection.sendall(reply)
         except OSError:
@@ -291,12 +291,17 @@ def _drained(fd: int) -> bool:
         return False
 
 
+def exited(code: int) -> bytes:
+    """The reply that tells a caller its work ended with exit status `code`."""
+    return EXITED + bytes([code & 0xFF])
+
+
 def report_exit(connection: _socket.socket, code: int) -> None:
     """In the child, its work done: the exit status, sent before the process ends (unmapping a
     process takes a millisecond). The server's own report of the end comes after, unread; it
     is the one the caller reads when the child dies without saying (a signal)."""
     try:
-        connection.sendall(EXITED + bytes([code & 0xFF]))
+        connection.sendall(exited(code))
     except OSError:
         pass
 
