@@ -7,17 +7,18 @@ current focus notes) is kept as it is.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
-from ..base import clock, errors
+from ..base import clock, errors, fsutil
 from ..base.clock import age
 from ..workspace import layout
-from ..catalog.catalog import Catalog, Entry, open_catalog, replace_beside
+from ..catalog.catalog import Catalog, Entry, open_catalog
 from ..workspace.scopes import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Iterable, Iterator
 
 INDEX_MD = "index.md"
 INDEX_MD_MARKERS = ("<!-- memory:manual:start -->", "<!-- memory:manual:end -->")
@@ -26,15 +27,21 @@ MANUAL_PLACEHOLDER = ("## Project context\n(What this project is and how the tea
 SHOWN_TYPES = frozenset({"decision", "session", "file-summary", "hub"})  # a change to these rewrites index.md
 
 
-def _catalogs(workspace: Workspace) -> Iterator[Catalog]:
-    for name in ("project", "local"):
-        try:
-            scope = workspace.scope(name)
-        except errors.ScopeUnavailable:
-            continue
-        with open_catalog(workspace, scope, refresh=False) as catalog:
+@contextlib.contextmanager
+def _catalogs(workspace: Workspace) -> Iterator[dict[str, Catalog]]:
+    """The project's and the local scope's catalogs, open (each once: index.md is rendered and
+    replaced under the project's)."""
+    with contextlib.ExitStack() as stack:
+        found = {}
+        for name in ("project", "local"):
+            try:
+                scope = workspace.scope(name)
+            except errors.ScopeUnavailable:
+                continue
+            catalog = stack.enter_context(open_catalog(workspace, scope, refresh=False))
             if catalog is not None:
-                yield catalog
+                found[name] = catalog
+        yield found
 
 
 def manual_section(index_md: str) -> str:
@@ -61,13 +68,13 @@ def open_tasks(workspace: Workspace, limit: int = 6) -> list[str]:
             for entry in items[:limit]]
 
 
-def render(workspace: Workspace, manual: str) -> str:
-    """The text of index.md (its first line holds the generation time)."""
+def render(workspace: Workspace, manual: str, catalogs: Iterable[Catalog]) -> str:
+    """The text of index.md from the project's and local catalogs (its first line holds the generation time)."""
     decisions: list[Entry] = []
     sessions: list[Entry] = []
     files: list[tuple[int, Entry]] = []
     hubs: list[Entry] = []
-    for catalog in _catalogs(workspace):
+    for catalog in catalogs:
         decisions += catalog.entries(types=["decision"], status="active", order="updated", descending=True, limit=12)
         sessions += catalog.entries(types=["session"], order="updated", descending=True, limit=5)
         hubs += catalog.entries(types=["hub"], status="active", order="updated", descending=True, limit=8)
@@ -119,8 +126,13 @@ def refresh(workspace: Workspace) -> bool:
         current = ""
     except (OSError, UnicodeDecodeError):
         current = ""
-    text = render(workspace, manual_section(current))
-    if current.split("\n", 3)[-1:] == text.split("\n", 3)[-1:]:
-        return False  # only the timestamp would change
-    replace_beside(workspace, workspace.scope("project"), path, text)
+    with _catalogs(workspace) as catalogs:
+        text = render(workspace, manual_section(current), catalogs.values())
+        if current.split("\n", 3)[-1:] == text.split("\n", 3)[-1:]:
+            return False  # only the timestamp would change
+        if "project" not in catalogs:
+            fsutil.write_atomically(path, text)
+        else:  # (the next command need not rescan the memory files for it)
+            with catalogs["project"].replacing_beside():
+                fsutil.write_atomically(path, text)
     return True
