@@ -472,6 +472,23 @@ def test_a_broken_task_file_is_skipped_with_a_warning_and_never_overwritten(env:
     assert broken.read_text() == "{oops"
 
 
+def test_a_task_file_that_is_a_link_to_nothing_keeps_its_id(env: Env) -> None:
+    """A tasks/<id>.json that cannot even be stat'ed (a link to nothing, say a checkout of a
+    link whose target is not there) is still a file the plugin did not write: its id is not
+    given to a new task, whose write would replace it."""
+    add(env, "Epic")
+    add(env, "Feature", "--parent", "1")
+    for name in ("2.json", "1.2.json"):
+        (env.project_dir / "tasks" / name).symlink_to("nowhere")
+        env.unchecked.add(env.project_dir / "tasks" / name)
+    env.ok("task", "list")  # the index, rebuilt with the links in the directory
+    assert add(env, "Next")["id"] == "3"
+    assert add(env, "Other", "--parent", "1")["id"] == "1.3"
+    for name in ("2.json", "1.2.json"):
+        assert (env.project_dir / "tasks" / name).is_symlink()
+        assert str((env.project_dir / "tasks" / name).readlink()) == "nowhere"
+
+
 # -- validate ------------------------------------------------------------------------------------------------------
 
 def _edit(env: Env, task_id: str, **changes: Any) -> None:

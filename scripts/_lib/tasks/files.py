@@ -52,7 +52,7 @@ class TaskFiles:
         self.stamp_path: Path = self.scope.cache_dir / STAMP_NAME
         self.lock_path: Path = self.scope.cache_dir / LOCK_NAME
         self.journal_path: Path = self.scope.cache_dir / JOURNAL_NAME
-        self._stamps: dict[str, str] | None = None  # the task files' stamps, once scanned
+        self._stamps: stamps.Scan | None = None     # the task files' stamps, once scanned
         self._touched: set[str] = set()             # file names written or removed since
         self.leftovers = False                      # the scan found temp files of killed writes
 
@@ -226,7 +226,7 @@ class TaskFiles:
     def stems(self) -> list[str]:
         """The ids of every tasks/<id>.json, readable or not (as last scanned, when nothing was written since)."""
         if self._stamps is not None and not self._touched:
-            names: Iterable[str] = self._stamps
+            names: Iterable[str] = [*self._stamps, *self._stamps.unstatable]
         else:
             try:
                 names = os.listdir(self.tasks_dir)
