@@ -498,6 +498,26 @@ def _edit(env: Env, task_id: str, **changes: Any) -> None:
     path.write_text(json.dumps(data, indent=2))
 
 
+def test_progress_stays_the_count_over_the_leaves_when_hand_edits_list_a_child_elsewhere(env: Env) -> None:
+    """A change recounts a parent from its children's progress; when a hand edit (or a merge)
+    lists a task under a second parent, or an ancestor as a child, the children's counts
+    overlap, and task-index.json must still hold the count over the leaves that a rebuild
+    from the files gives."""
+    build_plan(env)
+    _edit(env, "1.2", children=["1.2.1", "1.1.1"])      # 1.1.1 listed by 1.1 and by 1.2
+    _edit(env, "1.1.2", children=["1"])                 # and its epic listed under a task
+    for task_id, status in (("1.2.1", "done"), ("1.1.1", "done"), ("1.2.1", "pending")):
+        env.ok("task", "status", task_id, status, "--force")
+        kept = index(env)
+        env.ok("task", "rebuild-index")
+        assert kept == index(env), task_id
+    # over the leaves: 1.1.1 (done) once though listed twice, 1.2.1; 1.1.2 lists a child, so is no leaf
+    assert index(env)["1"]["progress"] == {"completed": 1, "total": 2}
+    assert env.ok("task", "validate", "--fix").code == 0
+    env.ok("task", "status", "1.1.2", "done")
+    assert index(env)["1"]["progress"] == {"completed": 2, "total": 3}
+
+
 def test_validate_names_every_violation_and_fix_repairs_the_derivable_ones(env: Env) -> None:
     build_plan(env)
     _edit(env, "1.1.1", status="done")                     # the roll-up is now stale
