@@ -518,6 +518,29 @@ def test_progress_stays_the_count_over_the_leaves_when_hand_edits_list_a_child_e
     assert index(env)["1"]["progress"] == {"completed": 2, "total": 3}
 
 
+def test_an_index_whose_progress_an_earlier_version_left_stale_is_counted_again(env: Env) -> None:
+    """Earlier versions left an import's progress stale in task-index.json (a parent put
+    before its children) and recorded it as current; a change now sums the children's
+    progress, so such an index is counted again from the files before a change uses it."""
+    from _lib.base import stamps
+
+    build_plan(env)
+    env.ok("task", "status", "1.1.1", "done")
+    path = env.project_dir / "task-index.json"
+    data = json.loads(path.read_text())
+    for entry in data["tasks"]:
+        entry["progress"] = {"completed": 0, "total": 1}  # what such an import left
+    path.write_text(json.dumps(data))
+    record = env.project_dir / ".cache" / "task-index.stamp"
+    recorded = json.loads(record.read_text())
+    record.write_text(json.dumps({"tasks": recorded["tasks"], "index": stamps.file_stamp(path)}))  # as it recorded it
+    add(env, "More docs", "--parent", "1.2")
+    assert index(env)["1"]["progress"] == {"completed": 1, "total": 4}
+    kept = index(env)
+    env.ok("task", "rebuild-index")
+    assert index(env) == kept
+
+
 def test_validate_names_every_violation_and_fix_repairs_the_derivable_ones(env: Env) -> None:
     build_plan(env)
     _edit(env, "1.1.1", status="done")                     # the roll-up is now stale
