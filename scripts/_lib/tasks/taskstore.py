@@ -72,7 +72,7 @@ class TaskStore:
         self._dirty = False
         self._pending: dict[str, str | None] = {}   # file name -> new text (None: remove), until commit
         self._recount = False  # entities were put in any order: count every progress again at commit
-        self._tree: bool | None = None  # rules.listed_as_tree, once per mutation (a put can change it)
+        self._tree: bool | None = None  # rules.listed_as_tree, once per mutation (False after a put)
         self._highest: dict[str | None, int] | None = None  # parent -> highest child number, in a mutation
 
     # -- the index ------------------------------------------------------------------------
@@ -239,9 +239,9 @@ class TaskStore:
         if entry is None:
             raise errors.InvalidInput(f"task {entity.get('id')!r} cannot be stored: {problem}",
                                       "fix it in the export file; no task was imported")
+        # it may list anything: counted over the leaves (not checked again per put), and all again at commit
+        self._recount, self._tree, self._highest = True, False, None
         self.save(dict(entity))
-        self._recount = True
-        self._tree = self._highest = None
 
     def _remove(self, task_id: str) -> None:
         self._pending[f"{task_id}.json"] = None
@@ -286,7 +286,7 @@ class TaskStore:
 
     def _listed_as_tree(self) -> bool:
         """rules.listed_as_tree, found once per mutation: its changes keep it (an add lists a
-        task under its own parent, a delete unlists), and a put forgets it."""
+        task under its own parent, a delete unlists); after a put it is not assumed."""
         if self._tree is None or not self._locked:
             self._tree = rules.listed_as_tree(self.entries)
         return self._tree
