@@ -472,6 +472,23 @@ def test_a_broken_task_file_is_skipped_with_a_warning_and_never_overwritten(env:
     assert broken.read_text() == "{oops"
 
 
+def test_a_task_file_that_is_a_link_to_nothing_keeps_its_id(env: Env) -> None:
+    """A tasks/<id>.json that cannot even be stat'ed (a link to nothing, say a checkout of a
+    link whose target is not there) is still a file the plugin did not write: its id is not
+    given to a new task, whose write would replace it."""
+    add(env, "Epic")
+    add(env, "Feature", "--parent", "1")
+    for name in ("2.json", "1.2.json"):
+        (env.project_dir / "tasks" / name).symlink_to("nowhere")
+        env.unchecked.add(env.project_dir / "tasks" / name)
+    env.ok("task", "list")  # the index, rebuilt with the links in the directory
+    assert add(env, "Next")["id"] == "3"
+    assert add(env, "Other", "--parent", "1")["id"] == "1.3"
+    for name in ("2.json", "1.2.json"):
+        assert (env.project_dir / "tasks" / name).is_symlink()
+        assert str((env.project_dir / "tasks" / name).readlink()) == "nowhere"
+
+
 # -- validate ------------------------------------------------------------------------------------------------------
 
 def _edit(env: Env, task_id: str, **changes: Any) -> None:
@@ -479,6 +496,49 @@ def _edit(env: Env, task_id: str, **changes: Any) -> None:
     data = json.loads(path.read_text())
     data.update(changes)
     path.write_text(json.dumps(data, indent=2))
+
+
+def test_progress_stays_the_count_over_the_leaves_when_hand_edits_list_a_child_elsewhere(env: Env) -> None:
+    """A change recounts a parent from its children's progress; when a hand edit (or a merge)
+    lists a task under a second parent, or an ancestor as a child, the children's counts
+    overlap, and task-index.json must still hold the count over the leaves that a rebuild
+    from the files gives."""
+    build_plan(env)
+    _edit(env, "1.2", children=["1.2.1", "1.1.1"])      # 1.1.1 listed by 1.1 and by 1.2
+    _edit(env, "1.1.2", children=["1"])                 # and its epic listed under a task
+    for task_id, status in (("1.2.1", "done"), ("1.1.1", "done"), ("1.2.1", "pending")):
+        env.ok("task", "status", task_id, status, "--force")
+        kept = index(env)
+        env.ok("task", "rebuild-index")
+        assert kept == index(env), task_id
+    # over the leaves: 1.1.1 (done) once though listed twice, 1.2.1; 1.1.2 lists a child, so is no leaf
+    assert index(env)["1"]["progress"] == {"completed": 1, "total": 2}
+    assert env.ok("task", "validate", "--fix").code == 0
+    env.ok("task", "status", "1.1.2", "done")
+    assert index(env)["1"]["progress"] == {"completed": 2, "total": 3}
+
+
+def test_an_index_whose_progress_an_earlier_version_left_stale_is_counted_again(env: Env) -> None:
+    """Earlier versions left an import's progress stale in task-index.json (a parent put
+    before its children) and recorded it as current; a change now sums the children's
+    progress, so such an index is counted again from the files before a change uses it."""
+    from _lib.base import stamps
+
+    build_plan(env)
+    env.ok("task", "status", "1.1.1", "done")
+    path = env.project_dir / "task-index.json"
+    data = json.loads(path.read_text())
+    for entry in data["tasks"]:
+        entry["progress"] = {"completed": 0, "total": 1}  # what such an import left
+    path.write_text(json.dumps(data))
+    record = env.project_dir / ".cache" / "task-index.stamp"
+    recorded = json.loads(record.read_text())
+    record.write_text(json.dumps({"tasks": recorded["tasks"], "index": stamps.file_stamp(path)}))  # as it recorded it
+    add(env, "More docs", "--parent", "1.2")
+    assert index(env)["1"]["progress"] == {"completed": 1, "total": 4}
+    kept = index(env)
+    env.ok("task", "rebuild-index")
+    assert index(env) == kept
 
 
 def test_validate_names_every_violation_and_fix_repairs_the_derivable_ones(env: Env) -> None:

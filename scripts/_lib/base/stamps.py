@@ -38,9 +38,12 @@ def racy(stamp: str, within_ns: int) -> bool:
 
 
 class Scan(dict):
-    """name -> stamp of the files of one directory; `leftovers`: it holds temp files of killed writes."""
+    """name -> stamp of the files of one directory; `leftovers`: it holds temp files of killed
+    writes; `unstatable`: the names it could not stat (e.g. links to nothing), which are there all
+    the same."""
 
     leftovers = False
+    unstatable: tuple[str, ...] = ()
 
 
 def scan(directory: Path | str, suffix: str) -> Scan | None:
@@ -63,7 +66,7 @@ def scan(directory: Path | str, suffix: str) -> Scan | None:
                 try:
                     found[name] = of(stat(name, dir_fd=fd))
                 except OSError:
-                    continue
+                    found.unstatable += (name,)
     finally:
         os.close(fd)
     return found

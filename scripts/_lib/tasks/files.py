@@ -28,6 +28,9 @@ LOCK_NAME = "tasks.lock"
 STAMP_NAME = "task-index.stamp"
 INDEX_NAME = "task-index.json"
 JOURNAL_NAME = "tasks.journal"
+# recorded with the stamps: task-index.json's progress is current for every entry, so a change
+# may sum the children's (earlier versions left an import's stale and recorded no such mark)
+PROGRESS_CURRENT = "current"
 REFUSED = (OSError, errors.NoSpace, errors.ReadOnly)  # how the storage refuses a write
 
 
@@ -52,7 +55,7 @@ class TaskFiles:
         self.stamp_path: Path = self.scope.cache_dir / STAMP_NAME
         self.lock_path: Path = self.scope.cache_dir / LOCK_NAME
         self.journal_path: Path = self.scope.cache_dir / JOURNAL_NAME
-        self._stamps: dict[str, str] | None = None  # the task files' stamps, once scanned
+        self._stamps: stamps.Scan | None = None     # the task files' stamps, once scanned
         self._touched: set[str] = set()             # file names written or removed since
         self.leftovers = False                      # the scan found temp files of killed writes
 
@@ -104,7 +107,7 @@ class TaskFiles:
             with open(self.stamp_path, encoding="utf-8") as handle:
                 recorded = json.load(handle)
             if recorded.get("index") != stamps.file_stamp(self.index_path) or \
-                    recorded.get("tasks") != self.fingerprint():
+                    recorded.get("progress") != PROGRESS_CURRENT or recorded.get("tasks") != self.fingerprint():
                 return None
             if self.unfinished():
                 return None
@@ -127,7 +130,8 @@ class TaskFiles:
         lines = [encode(entries[task_id]) for task_id in sort_ids(entries)]
         text = f'{{"version": "{INDEX_VERSION}", "tasks": [\n' + ",\n".join(lines) + "\n]}\n"
         replace_beside(self.workspace, self.scope, self.index_path, text, durable=False)
-        record = {"tasks": self.fingerprint(), "index": stamps.file_stamp(self.index_path)}
+        record = {"tasks": self.fingerprint(), "index": stamps.file_stamp(self.index_path),
+                  "progress": PROGRESS_CURRENT}
         fsutil.write_atomically(self.stamp_path, json.dumps(record), durable=False)
 
     def invalidate(self) -> None:
@@ -226,7 +230,7 @@ class TaskFiles:
     def stems(self) -> list[str]:
         """The ids of every tasks/<id>.json, readable or not (as last scanned, when nothing was written since)."""
         if self._stamps is not None and not self._touched:
-            names: Iterable[str] = self._stamps
+            names: Iterable[str] = [*self._stamps, *self._stamps.unstatable]
         else:
             try:
                 names = os.listdir(self.tasks_dir)

@@ -59,7 +59,8 @@ def progress_from_children(entries: Entries, task_id: str) -> dict[str, int]:
     """`progress`, summed from the children's own progress (a leaf child counts itself): what
     a change costs is then the size of a family, not of the subtree (an epic of every session's
     todos grows without end). Every change recomputes its ancestors bottom-up, so a child's
-    progress is current; one that has none is counted over its leaves."""
+    progress is current; one that has none is counted over its leaves. Only where the
+    listings are a tree (`listed_as_tree`): else the children's counts overlap."""
     entry = entries.get(task_id)
     if entry is None:
         return progress(entries, task_id)
@@ -78,6 +79,19 @@ def progress_from_children(entries: Entries, task_id: str) -> dict[str, int]:
     if not total:
         return progress(entries, task_id)  # a leaf (or children all missing): itself
     return {"completed": completed, "total": total}
+
+
+def listed_as_tree(entries: Entries) -> bool:
+    """Whether each task listed as a child is listed by its own parent only: the one its id and
+    its `parent` name. Then no two children's subtrees overlap and none holds an ancestor, and
+    a change rolled up along `parent` reaches every count it is part of. A hand edit, a merge
+    or an import can list a task elsewhere (validate reports it)."""
+    for task_id, entry in entries.items():
+        for child_id in entry["children"]:
+            child = entries.get(child_id)
+            if child is not None and (child["parent"] != task_id or parent_of(child_id) != task_id):
+                return False
+    return True
 
 
 def with_progress(entries: Entries) -> Entries:

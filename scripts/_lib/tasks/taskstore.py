@@ -72,6 +72,7 @@ class TaskStore:
         self._dirty = False
         self._pending: dict[str, str | None] = {}   # file name -> new text (None: remove), until commit
         self._recount = False  # entities were put in any order: count every progress again at commit
+        self._tree: bool | None = None  # rules.listed_as_tree, once per mutation (False after a put)
         self._highest: dict[str | None, int] | None = None  # parent -> highest child number, in a mutation
 
     # -- the index ------------------------------------------------------------------------
@@ -184,6 +185,7 @@ class TaskStore:
             self._dirty = False
             self._pending = {}
             self._recount = False
+            self._tree = None
             self._highest = None
             try:
                 self._entities = {}
@@ -197,7 +199,7 @@ class TaskStore:
                     raise refused(exc, "the task store cannot be brought up to date (a killed command left a "
                                        "change to complete)") from None
                 yield self
-                if self._recount:
+                if self._recount or (self._dirty and not self._listed_as_tree()):
                     rules.with_progress(self.entries)
                 pending, self._pending = self._pending, {}
                 journal.commit(self.files, pending)
@@ -213,7 +215,7 @@ class TaskStore:
                 raise
             finally:
                 self._pending = {}
-                self._highest = None
+                self._tree = self._highest = None
                 self._locked = False
 
     def save(self, entity: dict[str, Any]) -> None:
@@ -237,9 +239,9 @@ class TaskStore:
         if entry is None:
             raise errors.InvalidInput(f"task {entity.get('id')!r} cannot be stored: {problem}",
                                       "fix it in the export file; no task was imported")
+        # it may list anything: counted over the leaves (not checked again per put), and all again at commit
+        self._recount, self._tree, self._highest = True, False, None
         self.save(dict(entity))
-        self._recount = True
-        self._highest = None
 
     def _remove(self, task_id: str) -> None:
         self._pending[f"{task_id}.json"] = None
@@ -276,8 +278,18 @@ class TaskStore:
         return rules.dependants(self.entries, task_ids)
 
     def progress(self, task_id: str) -> dict[str, int]:
-        """{completed, total} of the leaves under `task_id` (a leaf counts itself), from its children's."""
-        return rules.progress_from_children(self.entries, task_id)
+        """{completed, total} of the leaves under `task_id` (a leaf counts itself), from its
+        children's where the listings are a tree (else counted over the leaves)."""
+        if self._listed_as_tree():
+            return rules.progress_from_children(self.entries, task_id)
+        return rules.progress(self.entries, task_id)
+
+    def _listed_as_tree(self) -> bool:
+        """rules.listed_as_tree, found once per mutation: its changes keep it (an add lists a
+        task under its own parent, a delete unlists); after a put it is not assumed."""
+        if self._tree is None or not self._locked:
+            self._tree = rules.listed_as_tree(self.entries)
+        return self._tree
 
     def cycle_through(self, start: str) -> tuple[list[str], list[str]] | None:
         """The shortest wait-for cycle from `start` back to it: (ids, explanations), or None."""
