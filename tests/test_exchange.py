@@ -182,3 +182,22 @@ def test_export_writes_to_a_file_named_without_a_directory(env: Env) -> None:
     result = env.ok("export", "--output", "backup.json")
     assert "backup.json" in result.out
     assert schema_errors(json.loads((env.project / "backup.json").read_text()), "export") == []
+
+
+def test_an_imported_task_never_replaces_a_task_file_that_cannot_be_read(env: Env) -> None:
+    """A hand-written tasks/<id>.json that is broken is no task the store knows, but it is a file
+    the plugin did not write: the import leaves it as it is and says so."""
+    seed(env)
+    env.ok("task", "add", "--title", "Ship signup")
+    document = exported(env, "--scope", "project")
+    for task in document["scopes"][0]["tasks"]:
+        task["updatedAt"] = "2099-01-01T00:00:00Z"
+    path = env.root / "team.json"
+    path.write_text(json.dumps(document))
+    broken = env.project_dir / "tasks" / "1.json"
+    broken.write_text("{hand-written, broken")
+    env.unchecked.add(broken)
+    result = env.ok("import", str(path), "--scope", "project", "--json").json()
+    assert broken.read_text() == "{hand-written, broken"
+    assert any(line.startswith("task 1: ") and "cannot be read" in line for line in result["refused"]), result
+    assert result["tasksReplaced"] == ["2"]

@@ -435,9 +435,14 @@ def _import_tasks(workspace: Workspace, tasks: list[dict[str, Any]], outcome: Ou
     store = task_module.TaskStore(workspace)
     with contextlib.nullcontext(store) if dry_run else store.mutation():  # a dry run creates nothing
         present = {task_id: store.task(task_id) for task_id in store.entries}
+        unreadable = set(store.files.stems()) - set(present)  # files of no task the store knows (broken)
         for task in tasks:
             task_id = task.get("id")
             if not isinstance(task_id, str) or not task_module.ID_RE.match(task_id):
+                continue
+            if task_id in unreadable:  # a file the plugin did not write: never replaced unread
+                outcome.refused.append(f"task {task_id}: tasks/{task_id}.json is there but cannot be read; "
+                                       "fix or remove it, then import again")
                 continue
             current = present.get(task_id)
             if current is not None and str(task.get("updatedAt") or "") <= str(current.get("updatedAt") or ""):
