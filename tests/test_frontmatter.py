@@ -73,6 +73,21 @@ def test_alias_bombs_are_refused() -> None:
         raise AssertionError("an alias bomb must be refused")
 
 
+def test_deep_or_self_referencing_frontmatter_is_refused() -> None:
+    # a value nested past any memory's needs, or an alias inside its own anchor (a cycle that never
+    # ends), is refused as invalid input instead of exhausting Python's stack
+    for text in ("x: " + "[" * 900 + "]" * 900, "title: &b [*b]", "owner: &m {name: *m}"):
+        try:
+            frontmatter.parse(text)
+        except Exception as exc:  # noqa: BLE001 - the type is what matters
+            assert type(exc).__name__ == "InvalidInput", text
+        else:
+            raise AssertionError(f"must be refused: {text}")
+    # nor read the lenient way, line by line, as the bash era's files are
+    for depth in (900, 5000):
+        assert frontmatter.parse_lenient("title: Fix: it\nx: " + "[" * depth + "]" * depth) is None
+
+
 SCALARS = st.one_of(TEXT, st.integers(-10**6, 10**6), st.booleans(), st.none())
 
 

@@ -1224,6 +1224,27 @@ def test_a_memory_file_whose_name_is_not_utf8_is_left_alone_and_named_by_health(
         assert handle.read() == content
 
 
+def test_frontmatter_nested_past_the_stack_is_a_broken_file_not_a_crash(env: Env) -> None:
+    """A value nested thousands deep (read by YAML, or line by line as the bash era wrote) or an
+    alias inside its own anchor is one broken file: every other memory and command works, health
+    names it, and the file is left as it is."""
+    env.ok("write", "Token refresh gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Serialise refreshes.")
+    broken = {"gotcha-deep.md": "---\ntype: gotcha\nx: " + "[" * 5000 + "]" * 5000 + "\n---\nDeep.\n",
+              "gotcha-deep-lenient.md": "---\ntype: gotcha\ntitle: Fix: it\nx: " + "[" * 5000 + "]" * 5000
+                                        + "\n---\nDeep.\n",
+              "gotcha-cycle.md": "---\ntype: gotcha\ntags: &t [*t]\n---\nA cycle.\n"}
+    for name, text in broken.items():
+        env.write_broken(env.project_dir / name, text)
+    for command in (("reindex",), ("list",), ("search", "refreshes"), ("stats",), ("export",)):
+        assert "Traceback" not in env.ok(*command).err, command
+    assert "gotcha-token-refresh" in env.ok("list").out
+    health = env.run("health")
+    assert health.code == 1 and "Traceback" not in health.err
+    for name in broken:
+        assert name in health.out, name
+        assert (env.project_dir / name).read_text() == broken[name]
+
+
 def test_an_argument_that_is_not_utf8_gets_one_error_line_and_changes_nothing(env: Env) -> None:
     env.ok("write", "Something", "--tags", "x")
     before = snapshot(env.project_dir)
