@@ -1245,6 +1245,23 @@ def test_frontmatter_nested_past_the_stack_is_a_broken_file_not_a_crash(env: Env
         assert (env.project_dir / name).read_text() == broken[name]
 
 
+def test_a_lone_surrogate_escape_in_frontmatter_reads_as_utf8_can_hold_it(env: Env) -> None:
+    """A bash-era file (`title: Fix: ...` that YAML refuses, read line by line) whose JSON list
+    escapes half an emoji: the memory is listed, found, checked and updated (U+FFFD for the half)
+    instead of crashing every command on the catalog's UTF-8."""
+    env.ok("write", "Token refresh gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Serialise refreshes.")
+    path = env.write_broken(env.project_dir / "gotcha-half-emoji.md",
+                            '---\ntype: gotcha\ntitle: Fix: quote the colon\ntags: ["auth", "half-\\ud83d"]\n---\n\n'
+                            'Colons in titles.\n')
+    for command in (("reindex",), ("list",), ("health",), ("stats",), ("export",)):
+        assert "Traceback" not in env.run(*command).err, command
+    assert "gotcha-half-emoji" in env.ok("list").out
+    assert "gotcha-half-emoji" in env.ok("search", "colons").out
+    assert "half-\ufffd" in env.ok("read", "gotcha-half-emoji", "--json").json()["tags"]
+    env.ok("update", "gotcha-half-emoji", "--append", "More.")
+    assert "More." in path.read_text() and "Colons in titles." in path.read_text()
+
+
 def test_an_argument_that_is_not_utf8_gets_one_error_line_and_changes_nothing(env: Env) -> None:
     env.ok("write", "Something", "--tags", "x")
     before = snapshot(env.project_dir)

@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterable
 
-from ..base import clock, errors
+from ..base import clock, errors, jsontext
 from ..base.text import LazyPattern
 
 DELETE = object()  # marker for replace_fields: remove the key
@@ -195,7 +195,7 @@ def _parse_yaml(frontmatter: str) -> dict[str, Any]:
         raise errors.InvalidInput("the frontmatter is not a mapping of fields",
                                   "write fields as `key: value` lines")
     budget = [MAX_FRONTMATTER_NODES]
-    fields = {str(key): _plain(value, budget) for key, value in data.items()}
+    fields = {_key(key): _plain(value, budget) for key, value in data.items()}
     for key, values in repeated.items():
         merged = _plain(values[0], budget)
         for value in values[1:]:
@@ -403,12 +403,18 @@ def _plain(value: Any, budget: list[int], depth: int = 0) -> Any:
     if dates is not None and isinstance(value, (dates.datetime, dates.date)):
         return clock.to_iso(value)
     if isinstance(value, dict):
-        return {str(key): _plain(item, budget, depth + 1) for key, item in value.items()}
+        return {_key(key): _plain(item, budget, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple, set)):
         return [_plain(item, budget, depth + 1) for item in value]
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
+    if isinstance(value, str) and not value.isascii():
+        return jsontext.utf8_text(value)  # YAML's "\uD800" escape writes a lone surrogate
     return value
+
+
+def _key(key: Any) -> str:
+    return jsontext.utf8_text(str(key))
 
 
 def wiki_targets(text: str) -> list[str]:
