@@ -691,6 +691,17 @@ def test_prompt_context_once_per_session_unless_the_memory_changed(hooks: Hooks)
     assert DECISION in (hooks.run("memory-prompt-context", other_session).context("UserPromptSubmit") or "")
 
 
+def test_prompt_context_reads_a_pasted_blob_in_one_pass(hooks: Hooks) -> None:
+    # a pasted minified bundle or base64 blob is one long word: looking for file paths in it must
+    # not try every position of the word again (it took minutes, past Claude Code's hook timeout)
+    prompt_project(hooks)
+    for blob in ("A" * 300_000, "a-" * 150_000):
+        prompt = f"{blob}\nHow do the clients authenticate with OAuth2?"
+        context = hooks.run("memory-prompt-context", hooks.prompt(prompt)).context("UserPromptSubmit") or ""
+        assert "Implicit flow rejected" in context
+        hooks.session_id = str(uuid.uuid4())
+
+
 def test_prompt_context_skips_task_notifications(hooks: Hooks) -> None:
     prompt_project(hooks)
     notification = ("<task-notification>\n<task-id>ae258d1585810e1e5</task-id>\n<status>completed</status>\n"
