@@ -305,6 +305,18 @@ def test_a_lone_surrogate_is_judged_as_claude_code_writes_it(hooks: Hooks) -> No
         hooks.run(name, hooks.post_read(hooks.project / "src" / "a\ud83d.ts"))  # exits 0, no traceback (70 if it raised)
 
 
+def test_a_nul_byte_in_a_path_is_judged_as_written(hooks: Hooks) -> None:
+    """JSON carries a NUL byte and no file's path holds one (the system refuses it, Node too): a
+    path holding one is judged as written, not resolved, so the hooks neither crash nor fail open."""
+    hooks.memory_dir.mkdir(parents=True)
+    denied = hooks.run("protect-memory-directory",
+                       hooks.pre_tool("Write", {"file_path": f"{hooks.memory_dir}/x\u0000.md", "content": "x"}))
+    assert _decision(denied) is not None and _decision(denied)[0] == "deny"
+    hooks.memory("write", "Refresh gotcha", "--type", "gotcha", "--paths", "src/**", "--content", "Serialise it.")
+    for name in ("memory-context", "capture-file-summary", "clear-memory-check-flag"):
+        hooks.run(name, hooks.post_read(hooks.project / "src" / "a\u0000.ts"))  # exits 0 (70 if it raised)
+
+
 def test_a_symlink_into_the_memory_directory_is_seen_through(hooks: Hooks) -> None:
     hooks.memory_dir.mkdir(parents=True)
     (hooks.project / "notes").symlink_to(hooks.memory_dir)
