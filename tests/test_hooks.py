@@ -1054,6 +1054,9 @@ GARBAGE = {
     "null": b"null",
     "number": b"42",
     "string": b'"PostToolUse"',
+    # nested past Python's stack, to the decoder or to the pass that mends lone surrogates
+    "deep": b'{"session_id": "abc", "tool_input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    "deep-surrogate": b'{"session_id": "abc", "tool_input": ' + b"[" * 900 + b'"\\ud800"' + b"]" * 900 + b"}",
 }
 
 
