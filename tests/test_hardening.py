@@ -1262,6 +1262,34 @@ def test_a_lone_surrogate_escape_in_frontmatter_reads_as_utf8_can_hold_it(env: E
     assert "More." in path.read_text() and "Colons in titles." in path.read_text()
 
 
+def test_a_locale_without_utf8_still_reads_and_writes_memories_in_utf8(env: Env) -> None:
+    """In the C locale with Python's UTF-8 mode turned off, arguments, file names and output are
+    still UTF-8 (memories are); an output encoding set to ASCII gets escapes, not a traceback."""
+    ascii_locale = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    env.ok("write", "Café notes", "--tags", "x", "--content", "A naïve cache ✓.", env=ascii_locale)
+    assert "A naïve cache ✓." in (env.project_dir / "learning-cafe-notes.md").read_text(encoding="utf-8")
+    assert "learning-cafe-notes" in env.ok("search", "café", env=ascii_locale).out
+    assert "A naïve cache ✓." in env.ok("read", "learning-cafe-notes", env=ascii_locale).out
+    for command in (("read", "learning-cafe-notes"), ("search", "naïve"), ("list",)):
+        printed = env.ok(*command, env={"PYTHONIOENCODING": "ascii"})
+        assert "Traceback" not in printed.err and printed.out.isascii(), command
+    assert "A na\\xefve cache \\u2713." in env.ok("read", "learning-cafe-notes", env={"PYTHONIOENCODING": "ascii"}).out
+
+
+def test_a_memory_directory_whose_path_is_not_utf8_is_not_used(env: Env) -> None:
+    """Its catalog, journal and JSON files name the directory in UTF-8: the scope is left out with
+    a warning (an error line when a command needs it) and the other scopes work as before."""
+    env.ok("write", "Token refresh gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Serialise refreshes.")
+    home = os.fsdecode(os.path.join(os.fsencode(env.root), b"home-\xff"))
+    os.makedirs(home)
+    listed = env.ok("list", env={"HOME": home})
+    assert "gotcha-token-refresh" in listed.out
+    assert "skipping global scope: the global memory directory" in listed.err and "home-\\xff" in listed.err
+    refused = env.fails("write", "Personal note", "--scope", "global", "--tags", "x", env={"HOME": home})
+    assert "is not UTF-8 text" in refused.err and "Traceback" not in refused.err
+    assert os.listdir(home) == []
+
+
 def test_an_argument_that_is_not_utf8_gets_one_error_line_and_changes_nothing(env: Env) -> None:
     env.ok("write", "Something", "--tags", "x")
     before = snapshot(env.project_dir)

@@ -317,6 +317,20 @@ def test_a_nul_byte_in_a_path_is_judged_as_written(hooks: Hooks) -> None:
         hooks.run(name, hooks.post_read(hooks.project / "src" / "a\u0000.ts"))  # exits 0 (70 if it raised)
 
 
+def test_a_locale_without_utf8_still_names_files_in_utf8(hooks: Hooks) -> None:
+    # Node names files in UTF-8 whatever the locale: in the C locale with Python's UTF-8 mode off, a
+    # path with an accent is still judged (it crashed the guard open) and a gotcha still found
+    ascii_locale = hooks.environ(LC_ALL="C", LANG="C", PYTHONUTF8="0")
+    hooks.memory_dir.mkdir(parents=True)
+    denied = hooks.run("protect-memory-directory", hooks.pre_tool("Write", {"file_path": f"{hooks.memory_dir}/café.md",
+                                                                           "content": "x"}), env=ascii_locale)
+    assert _decision(denied) is not None and _decision(denied)[0] == "deny"
+    hooks.memory("write", "Refresh gotcha", "--type", "gotcha", "--paths", "src/**", "--content", "Serialise it.")
+    source = hooks.write_file("src/café.ts", "export const x = 1;\n")
+    context = hooks.run("memory-context", hooks.post_read(source), env=ascii_locale).context("PostToolUse") or ""
+    assert "Refresh gotcha" in context
+
+
 def test_a_symlink_into_the_memory_directory_is_seen_through(hooks: Hooks) -> None:
     hooks.memory_dir.mkdir(parents=True)
     (hooks.project / "notes").symlink_to(hooks.memory_dir)
