@@ -1290,6 +1290,29 @@ def test_a_memory_directory_whose_path_is_not_utf8_is_not_used(env: Env) -> None
     assert os.listdir(home) == []
 
 
+@pytest.mark.parametrize("name", ["index.json", "graph.json", "tasks/1.json", ".embedding-cache/x.json", "config.json"])
+def test_a_json_file_nested_past_the_stack_is_a_broken_file_not_a_crash(env: Env, name: str) -> None:
+    """json raises RecursionError, not ValueError, for such a file: every reader took it for a crash.
+    A derived file is treated as broken (commands work on), config.json gets one error line."""
+    env.ok("write", "Token refresh gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Serialise refreshes.")
+    env.write_broken(env.project_dir / name, "[" * 5000 + "]" * 5000)
+    for command in (("list",), ("search", "refreshes"), ("health",), ("task", "list"), ("export",), ("repair",)):
+        result = env.run(*command)
+        assert "Traceback" not in result.err, (command, result.err)
+        assert result.code == 0 or result.err.startswith("error: "), command
+        if command[0] in ("list", "search"):
+            if name == "config.json":
+                assert result.code == 1 and result.err.startswith(f"error: invalid config {env.project_dir / name}")
+            else:
+                assert "gotcha-token-refresh" in result.out, command
+
+
+def test_a_config_number_too_long_to_read_is_one_error_line(env: Env) -> None:
+    env.write_broken(env.project_dir / "config.json", '{"search": {"limit": 1' + "0" * 5000 + "}}")
+    refused = env.fails("list")
+    assert refused.err.startswith("error: invalid config") and "Traceback" not in refused.err
+
+
 def test_an_argument_that_is_not_utf8_gets_one_error_line_and_changes_nothing(env: Env) -> None:
     env.ok("write", "Something", "--tags", "x")
     before = snapshot(env.project_dir)

@@ -33,7 +33,15 @@ class _Decoding:
 
 
 def loads(text: str | bytes) -> Any:
-    """The value of a JSON document, as json.loads gives it; ValueError when it is not JSON."""
+    """The value of a JSON document, as json.loads gives it; ValueError when it is not JSON, or is
+    nested past Python's stack (where json.loads raises RecursionError)."""
+    try:
+        return _loads(text)
+    except RecursionError:
+        raise ValueError("the JSON is nested deeper than Python's stack") from None
+
+
+def _loads(text: str | bytes) -> Any:
     if isinstance(text, (bytes, bytearray)):
         head = text[:4]
         if b"\x00" in head or head.startswith((b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")):
