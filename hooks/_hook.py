@@ -49,7 +49,7 @@ def read_payload() -> "dict[str, Any] | None":
         payload = jsontext.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
         if b"\\ud" in raw or b"\\uD" in raw:  # a surrogate escape, perhaps a lone one
             payload = jsontext.as_node_writes(payload)
-    except (OSError, ValueError, RecursionError):  # RecursionError: nested past the stack, as no tool's input is
+    except (OSError, ValueError, RecursionError):  # (mending a payload nested past the stack, as no tool's input is)
         return None
     return payload if isinstance(payload, dict) else None
 

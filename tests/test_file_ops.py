@@ -117,7 +117,7 @@ def test_content_nested_past_any_file_here_is_one_error_and_never_written(env: E
                      ("file", "write", "notes/deep.yaml", "--content", f"a: {deep}"),
                      ("file", "update-json", "state.json", "--patch", '{"a": ' + deep + "}")):
             refused = env.fails(*args)
-            assert "nested more than 100 levels deep" in refused.err and "Traceback" not in refused.err, args
+            assert "not valid" in refused.err and "nested" in refused.err and "Traceback" not in refused.err, args
     env.write_broken(env.project_dir / "notes" / "deep.json", "[" * 500 + "]" * 500)
     assert "nested more than 100 levels deep" in env.fails("file", "update-json", "notes/deep.json",
                                                            "--patch", '{"a": 1}').err

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from ..workspace.scopes import Workspace
 
-from ..base import errors, fsutil, redact
+from ..base import errors, fsutil, jsontext, redact
 from ..base.text import decode as decode_text
 
 EXTENSIONS = (".json", ".md", ".txt", ".yaml", ".yml")
@@ -286,11 +286,9 @@ def _json_value(text: str, problem: str, hint: str) -> Any:
     """`text` parsed as JSON; InvalidInput saying `problem` and why when it is not JSON, or is
     nested deeper than MAX_DEPTH."""
     try:
-        value = json.loads(text)
+        value = jsontext.loads(text)
     except ValueError as exc:
         raise errors.InvalidInput(f"{problem}: {exc}", hint) from None
-    except RecursionError:
-        raise errors.InvalidInput(f"{problem}: {_TOO_DEEP}", hint) from None
     level = [value]
     for _ in range(MAX_DEPTH + 1):  # level by level, without recursing
         level = [item for node in level if isinstance(node, (dict, list))
