@@ -95,6 +95,7 @@ def run(main: Callable[[list[str]], int]) -> NoReturn:
     from _lib.workspace.scopes import Workspace
 
     Workspace.progress = staticmethod(_progress)  # type: ignore[assignment]
+    _escape_what_output_cannot_hold()
     try:
         _require_utf8(sys.argv[1:])
         code = main(sys.argv[1:])
@@ -120,6 +121,15 @@ def run(main: Callable[[list[str]], int]) -> NoReturn:
         code = problem.exit_code
     _flush_warnings()
     sys.exit(code)
+
+
+def _escape_what_output_cannot_hold() -> None:
+    """Print a character the output's encoding cannot hold (PYTHONIOENCODING=ascii) as an escape
+    (`\\xe9`) instead of failing on it: bin/memory runs in UTF-8 mode, which that setting overrides."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _require_utf8(arguments: list[str]) -> None:

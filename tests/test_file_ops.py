@@ -105,6 +105,27 @@ def test_invalid_content_is_never_written(env: Env) -> None:
     assert not [name for name in os.listdir(env.project_dir) if name.endswith(".tmp")]
 
 
+def test_content_nested_past_any_file_here_is_one_error_and_never_written(env: Env) -> None:
+    # JSON or YAML nested hundreds deep parses (or not) and then exhausts Python's stack in the
+    # secret redaction or the merge: refused before either, the file as it was
+    env.ok("file", "write", "state.json", "--content", '{"ok": true}')
+    before = (env.project_dir / "state.json").read_bytes()
+    for depth in (500, 5000):
+        deep = "[" * depth + "]" * depth
+        for args in (("file", "write", "state.json", "--content", deep),
+                     ("file", "write", "tasks/9.json", "--content", deep),
+                     ("file", "write", "notes/deep.yaml", "--content", f"a: {deep}"),
+                     ("file", "update-json", "state.json", "--patch", '{"a": ' + deep + "}")):
+            refused = env.fails(*args)
+            assert "not valid" in refused.err and "nested" in refused.err and "Traceback" not in refused.err, args
+    env.write_broken(env.project_dir / "notes" / "deep.json", "[" * 500 + "]" * 500)
+    assert "nested more than 100 levels deep" in env.fails("file", "update-json", "notes/deep.json",
+                                                           "--patch", '{"a": 1}').err
+    assert (env.project_dir / "state.json").read_bytes() == before
+    assert not (env.project_dir / "tasks").exists() and not (env.project_dir / "notes" / "deep.yaml").exists()
+    assert (env.project_dir / "notes" / "deep.json").read_text() == "[" * 500 + "]" * 500
+
+
 def test_markdown_where_memories_live_must_be_a_memory(env: Env) -> None:
     result = env.fails("file", "write", "notes.md", "--content", "# Just notes")
     assert "where memories live" in result.err and "memory write" in result.err

@@ -73,6 +73,33 @@ def test_alias_bombs_are_refused() -> None:
         raise AssertionError("an alias bomb must be refused")
 
 
+def test_a_lone_surrogate_escape_is_read_as_utf8_can_hold_it(monkeypatch) -> None:
+    # JSON's "\uD83D" escape (read by the lenient reading) and YAML's (read by PyYAML without
+    # libyaml) write half of a pair, which no UTF-8 text, catalog or JSON file can hold: it reads as
+    # U+FFFD, and two halves escaped one by one as the character they make
+    assert frontmatter.parse_lenient('title: Fix: it\ntags: ["\\ud83d\\ude00", "\\ud800"]\n') == \
+        {"title": "Fix: it", "tags": ["\U0001f600", "\ufffd"]}
+    yaml = frontmatter.yaml_module()
+    monkeypatch.setattr(frontmatter, "_loader_class", lambda module: yaml.SafeLoader)
+    fields = frontmatter.parse('title: "Half \\uD83D emoji"\ntags: ["\\ud83d\\ude00"]\n"k\\udfff": {"\\udfff": 1}\n')
+    assert fields == {"title": "Half \ufffd emoji", "tags": ["\U0001f600"], "k\ufffd": {"\ufffd": 1}}
+
+
+def test_deep_or_self_referencing_frontmatter_is_refused() -> None:
+    # a value nested past any memory's needs, or an alias inside its own anchor (a cycle that never
+    # ends), is refused as invalid input instead of exhausting Python's stack
+    for text in ("x: " + "[" * 900 + "]" * 900, "title: &b [*b]", "owner: &m {name: *m}"):
+        try:
+            frontmatter.parse(text)
+        except Exception as exc:  # noqa: BLE001 - the type is what matters
+            assert type(exc).__name__ == "InvalidInput", text
+        else:
+            raise AssertionError(f"must be refused: {text}")
+    # nor read the lenient way, line by line, as the bash era's files are
+    for depth in (900, 5000):
+        assert frontmatter.parse_lenient("title: Fix: it\nx: " + "[" * depth + "]" * depth) is None
+
+
 SCALARS = st.one_of(TEXT, st.integers(-10**6, 10**6), st.booleans(), st.none())
 
 

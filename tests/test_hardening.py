@@ -1224,6 +1224,95 @@ def test_a_memory_file_whose_name_is_not_utf8_is_left_alone_and_named_by_health(
         assert handle.read() == content
 
 
+def test_frontmatter_nested_past_the_stack_is_a_broken_file_not_a_crash(env: Env) -> None:
+    """A value nested thousands deep (read by YAML, or line by line as the bash era wrote) or an
+    alias inside its own anchor is one broken file: every other memory and command works, health
+    names it, and the file is left as it is."""
+    env.ok("write", "Token refresh gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Serialise refreshes.")
+    broken = {"gotcha-deep.md": "---\ntype: gotcha\nx: " + "[" * 5000 + "]" * 5000 + "\n---\nDeep.\n",
+              "gotcha-deep-lenient.md": "---\ntype: gotcha\ntitle: Fix: it\nx: " + "[" * 5000 + "]" * 5000
+                                        + "\n---\nDeep.\n",
+              "gotcha-cycle.md": "---\ntype: gotcha\ntags: &t [*t]\n---\nA cycle.\n"}
+    for name, text in broken.items():
+        env.write_broken(env.project_dir / name, text)
+    for command in (("reindex",), ("list",), ("search", "refreshes"), ("stats",), ("export",)):
+        assert "Traceback" not in env.ok(*command).err, command
+    assert "gotcha-token-refresh" in env.ok("list").out
+    health = env.run("health")
+    assert health.code == 1 and "Traceback" not in health.err
+    for name in broken:
+        assert name in health.out, name
+        assert (env.project_dir / name).read_text() == broken[name]
+
+
+def test_a_lone_surrogate_escape_in_frontmatter_reads_as_utf8_can_hold_it(env: Env) -> None:
+    """A bash-era file (`title: Fix: ...` that YAML refuses, read line by line) whose JSON list
+    escapes half an emoji: the memory is listed, found, checked and updated (U+FFFD for the half)
+    instead of crashing every command on the catalog's UTF-8."""
+    env.ok("write", "Token refresh gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Serialise refreshes.")
+    path = env.write_broken(env.project_dir / "gotcha-half-emoji.md",
+                            '---\ntype: gotcha\ntitle: Fix: quote the colon\ntags: ["auth", "half-\\ud83d"]\n---\n\n'
+                            'Colons in titles.\n')
+    for command in (("reindex",), ("list",), ("health",), ("stats",), ("export",)):
+        assert "Traceback" not in env.run(*command).err, command
+    assert "gotcha-half-emoji" in env.ok("list").out
+    assert "gotcha-half-emoji" in env.ok("search", "colons").out
+    assert "half-\ufffd" in env.ok("read", "gotcha-half-emoji", "--json").json()["tags"]
+    env.ok("update", "gotcha-half-emoji", "--append", "More.")
+    assert "More." in path.read_text() and "Colons in titles." in path.read_text()
+
+
+def test_a_locale_without_utf8_still_reads_and_writes_memories_in_utf8(env: Env) -> None:
+    """In the C locale with Python's UTF-8 mode turned off, arguments, file names and output are
+    still UTF-8 (memories are); an output encoding set to ASCII gets escapes, not a traceback."""
+    ascii_locale = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    env.ok("write", "Café notes", "--tags", "x", "--content", "A naïve cache ✓.", env=ascii_locale)
+    assert "A naïve cache ✓." in (env.project_dir / "learning-cafe-notes.md").read_text(encoding="utf-8")
+    assert "learning-cafe-notes" in env.ok("search", "café", env=ascii_locale).out
+    assert "A naïve cache ✓." in env.ok("read", "learning-cafe-notes", env=ascii_locale).out
+    for command in (("read", "learning-cafe-notes"), ("search", "naïve"), ("list",)):
+        printed = env.ok(*command, env={"PYTHONIOENCODING": "ascii"})
+        assert "Traceback" not in printed.err and printed.out.isascii(), command
+    assert "A na\\xefve cache \\u2713." in env.ok("read", "learning-cafe-notes", env={"PYTHONIOENCODING": "ascii"}).out
+
+
+def test_a_memory_directory_whose_path_is_not_utf8_is_not_used(env: Env) -> None:
+    """Its catalog, journal and JSON files name the directory in UTF-8: the scope is left out with
+    a warning (an error line when a command needs it) and the other scopes work as before."""
+    env.ok("write", "Token refresh gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Serialise refreshes.")
+    home = os.fsdecode(os.path.join(os.fsencode(env.root), b"home-\xff"))
+    os.makedirs(home)
+    listed = env.ok("list", env={"HOME": home})
+    assert "gotcha-token-refresh" in listed.out
+    assert "skipping global scope: the global memory directory" in listed.err and "home-\\xff" in listed.err
+    refused = env.fails("write", "Personal note", "--scope", "global", "--tags", "x", env={"HOME": home})
+    assert "is not UTF-8 text" in refused.err and "Traceback" not in refused.err
+    assert os.listdir(home) == []
+
+
+@pytest.mark.parametrize("name", ["index.json", "graph.json", "tasks/1.json", ".embedding-cache/x.json", "config.json"])
+def test_a_json_file_nested_past_the_stack_is_a_broken_file_not_a_crash(env: Env, name: str) -> None:
+    """json raises RecursionError, not ValueError, for such a file: every reader took it for a crash.
+    A derived file is treated as broken (commands work on), config.json gets one error line."""
+    env.ok("write", "Token refresh gotcha", "--type", "gotcha", "--tags", "auth", "--content", "Serialise refreshes.")
+    env.write_broken(env.project_dir / name, "[" * 5000 + "]" * 5000)
+    for command in (("list",), ("search", "refreshes"), ("health",), ("task", "list"), ("export",), ("repair",)):
+        result = env.run(*command)
+        assert "Traceback" not in result.err, (command, result.err)
+        assert result.code == 0 or result.err.startswith("error: "), command
+        if command[0] in ("list", "search"):
+            if name == "config.json":
+                assert result.code == 1 and result.err.startswith(f"error: invalid config {env.project_dir / name}")
+            else:
+                assert "gotcha-token-refresh" in result.out, command
+
+
+def test_a_config_number_too_long_to_read_is_one_error_line(env: Env) -> None:
+    env.write_broken(env.project_dir / "config.json", '{"search": {"limit": 1' + "0" * 5000 + "}}")
+    refused = env.fails("list")
+    assert refused.err.startswith("error: invalid config") and "Traceback" not in refused.err
+
+
 def test_an_argument_that_is_not_utf8_gets_one_error_line_and_changes_nothing(env: Env) -> None:
     env.ok("write", "Something", "--tags", "x")
     before = snapshot(env.project_dir)

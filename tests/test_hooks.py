@@ -305,6 +305,32 @@ def test_a_lone_surrogate_is_judged_as_claude_code_writes_it(hooks: Hooks) -> No
         hooks.run(name, hooks.post_read(hooks.project / "src" / "a\ud83d.ts"))  # exits 0, no traceback (70 if it raised)
 
 
+def test_a_nul_byte_in_a_path_is_judged_as_written(hooks: Hooks) -> None:
+    """JSON carries a NUL byte and no file's path holds one (the system refuses it, Node too): a
+    path holding one is judged as written, not resolved, so the hooks neither crash nor fail open."""
+    hooks.memory_dir.mkdir(parents=True)
+    denied = hooks.run("protect-memory-directory",
+                       hooks.pre_tool("Write", {"file_path": f"{hooks.memory_dir}/x\u0000.md", "content": "x"}))
+    assert _decision(denied) is not None and _decision(denied)[0] == "deny"
+    hooks.memory("write", "Refresh gotcha", "--type", "gotcha", "--paths", "src/**", "--content", "Serialise it.")
+    for name in ("memory-context", "capture-file-summary", "clear-memory-check-flag"):
+        hooks.run(name, hooks.post_read(hooks.project / "src" / "a\u0000.ts"))  # exits 0 (70 if it raised)
+
+
+def test_a_locale_without_utf8_still_names_files_in_utf8(hooks: Hooks) -> None:
+    # Node names files in UTF-8 whatever the locale: in the C locale with Python's UTF-8 mode off, a
+    # path with an accent is still judged (it crashed the guard open) and a gotcha still found
+    ascii_locale = hooks.environ(LC_ALL="C", LANG="C", PYTHONUTF8="0")
+    hooks.memory_dir.mkdir(parents=True)
+    denied = hooks.run("protect-memory-directory", hooks.pre_tool("Write", {"file_path": f"{hooks.memory_dir}/café.md",
+                                                                           "content": "x"}), env=ascii_locale)
+    assert _decision(denied) is not None and _decision(denied)[0] == "deny"
+    hooks.memory("write", "Refresh gotcha", "--type", "gotcha", "--paths", "src/**", "--content", "Serialise it.")
+    source = hooks.write_file("src/café.ts", "export const x = 1;\n")
+    context = hooks.run("memory-context", hooks.post_read(source), env=ascii_locale).context("PostToolUse") or ""
+    assert "Refresh gotcha" in context
+
+
 def test_a_symlink_into_the_memory_directory_is_seen_through(hooks: Hooks) -> None:
     hooks.memory_dir.mkdir(parents=True)
     (hooks.project / "notes").symlink_to(hooks.memory_dir)
@@ -691,6 +717,17 @@ def test_prompt_context_once_per_session_unless_the_memory_changed(hooks: Hooks)
     assert DECISION in (hooks.run("memory-prompt-context", other_session).context("UserPromptSubmit") or "")
 
 
+def test_prompt_context_reads_a_pasted_blob_in_one_pass(hooks: Hooks) -> None:
+    # a pasted minified bundle or base64 blob is one long word: looking for file paths in it must
+    # not try every position of the word again (it took minutes, past Claude Code's hook timeout)
+    prompt_project(hooks)
+    for blob in ("A" * 300_000, "a-" * 150_000):
+        prompt = f"{blob}\nHow do the clients authenticate with OAuth2?"
+        context = hooks.run("memory-prompt-context", hooks.prompt(prompt)).context("UserPromptSubmit") or ""
+        assert "Implicit flow rejected" in context
+        hooks.session_id = str(uuid.uuid4())
+
+
 def test_prompt_context_skips_task_notifications(hooks: Hooks) -> None:
     prompt_project(hooks)
     notification = ("<task-notification>\n<task-id>ae258d1585810e1e5</task-id>\n<status>completed</status>\n"
@@ -1031,6 +1068,9 @@ GARBAGE = {
     "null": b"null",
     "number": b"42",
     "string": b'"PostToolUse"',
+    # nested past Python's stack, to the decoder or to the pass that mends lone surrogates
+    "deep": b'{"session_id": "abc", "tool_input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    "deep-surrogate": b'{"session_id": "abc", "tool_input": ' + b"[" * 900 + b'"\\ud800"' + b"]" * 900 + b"}",
 }
 
 

@@ -90,3 +90,12 @@ def test_a_broken_document_is_refused_with_a_value_error_before_json_is_loaded(t
     run = subprocess.run([sys.executable, "-S", "-c", code, str(REPO / "scripts"), text], capture_output=True,
                          text=True)
     assert run.returncode == 0 and run.stdout.strip() == "JSONDecodeError", run.stderr
+
+
+def test_json_nested_past_the_stack_is_a_value_error() -> None:
+    # json.loads raises RecursionError there, which no reader of a file (all catch ValueError) expects
+    for text in ("[" * 100_000 + "]" * 100_000, '{"a":' * 5000 + "1" + "}" * 5000):
+        with pytest.raises(ValueError, match="nested deeper"):
+            jsontext.loads(text)
+        with pytest.raises(ValueError, match="nested deeper"):
+            jsontext.loads(text.encode())

@@ -195,7 +195,7 @@ def test_hooks_run_the_recorded_interpreter(tmp_path: Path) -> None:
     spy.chmod(0o755)
     (machine.data / "interpreter").write_text(f"{spy}\n")
     machine.hook("start-memory-index")
-    assert witness.read_text().splitlines() == ["-S", str(REPO / "hooks" / "start-memory-index.py")]
+    assert witness.read_text().splitlines() == ["-S", "-X", "utf8", str(REPO / "hooks" / "start-memory-index.py")]
 
 
 def venv_with_packages(where: Path) -> Path:

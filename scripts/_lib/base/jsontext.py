@@ -33,7 +33,15 @@ class _Decoding:
 
 
 def loads(text: str | bytes) -> Any:
-    """The value of a JSON document, as json.loads gives it; ValueError when it is not JSON."""
+    """The value of a JSON document, as json.loads gives it; ValueError when it is not JSON, or is
+    nested past Python's stack (where json.loads raises RecursionError)."""
+    try:
+        return _loads(text)
+    except RecursionError:
+        raise ValueError("the JSON is nested deeper than Python's stack") from None
+
+
+def _loads(text: str | bytes) -> Any:
     if isinstance(text, (bytes, bytearray)):
         head = text[:4]
         if b"\x00" in head or head.startswith((b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")):
@@ -60,16 +68,22 @@ def as_node_writes(value: Any) -> Any:
     lone surrogate, which JSON carries and UTF-8 cannot, becomes U+FFFD. A hook then judges the
     path or command the tool will use, and no string of the payload fails to encode."""
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-        return value
+        return utf8_text(value)
     if isinstance(value, list):
         return [as_node_writes(item) for item in value]
     if isinstance(value, dict):
         return {as_node_writes(key): as_node_writes(item) for key, item in value.items()}
     return value
+
+
+def utf8_text(text: str) -> str:
+    """`text` with each lone surrogate (which an escape in JSON or YAML can write and UTF-8 cannot
+    hold) as U+FFFD; the two halves of a pair, escaped one by one, become the character they make."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
 
 
 def dumps(value: Any) -> str:

@@ -1150,8 +1150,8 @@ def spawn_catch_up(cwd: Path, cache_dir: Path) -> None:
         scripts = str(Path(__file__).resolve().parent.parent.parent)
         code = ("import sys; sys.path.insert(0, sys.argv[1]); "
                 "from _lib.catalog.catalog import catch_up_main; catch_up_main(sys.argv[2], sys.argv[3])")
-        subprocess.Popen([sys.executable, "-S", "-c", code, scripts, str(cwd), str(cache_dir)], cwd=str(cwd),
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-S", "-X", "utf8", "-c", code, scripts, str(cwd), str(cache_dir)],
+                         cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True, close_fds=True)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..base import clock
+from ..base import clock, jsontext
 from ..base.stamps import file_stamp
 from ..workspace import layout
 from . import edges as edge_tables
@@ -75,7 +75,7 @@ class ForeignFiles:
             data, fmt = lines, layout.FORMAT_OURS  # read a line at a time: never held whole
         else:
             try:
-                data = json.loads(path.read_bytes())
+                data = jsontext.loads(path.read_bytes())
                 fmt = classify(data)
             except (OSError, UnicodeDecodeError, ValueError):
                 data, fmt = None, layout.FORMAT_BROKEN

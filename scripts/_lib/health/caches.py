@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..base import fsutil, schema
+from ..base import fsutil, jsontext, schema
 from ..catalog.catalog import file_stamp
 from .facts import WARNING, ScopeFacts
 
@@ -121,7 +121,7 @@ class CacheMemo:
 def inspect_cache_file(path: Path) -> dict[str, str]:
     """Check one `.embedding-cache/<slug>.json` against the EmbeddingCache shape."""
     try:
-        data = json.loads(path.read_bytes())
+        data = jsontext.loads(path.read_bytes())
     except OSError as exc:
         return {"error": f"cannot read it ({exc.strerror})"}
     except ValueError:

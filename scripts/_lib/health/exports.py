@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterable
 
+from ..base import jsontext
 from ..model import graph
 from ..catalog import queries
 from ..catalog.catalog import GRAPH_NAME, INDEX_NAME
@@ -267,7 +268,7 @@ def adoptable(facts: ScopeFacts, edges: list[tuple[str, str, str]]) -> bool:
 def _json_object(data: bytes, key: str | None) -> dict[str, Any] | None:
     """The JSON object in `data` (or its `key` member), None when it is not one."""
     try:
-        value = json.loads(data)
+        value = jsontext.loads(data)
     except ValueError:
         return None
     if key is not None:

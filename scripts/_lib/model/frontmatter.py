@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterable
 
-from ..base import clock, errors
+from ..base import clock, errors, jsontext
 from ..base.text import LazyPattern
 
 DELETE = object()  # marker for replace_fields: remove the key
@@ -34,6 +34,7 @@ _NON_PRINTABLE = "[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x8
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": "\\0",
             "\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P"}
 MAX_FRONTMATTER_NODES = 20_000
+MAX_FRONTMATTER_DEPTH = 64  # far past any memory's fields, far short of Python's stack
 
 
 class Document:
@@ -106,7 +107,15 @@ def parse_lenient(frontmatter: str) -> dict[str, Any] | None:
     """Frontmatter that YAML refuses, read the way its writer meant it: one `key: value` per line,
     the value being the rest of the line (`title: Fix: quote the colon`), a JSON or YAML list
     (also over several lines), or an indented block. The bash-era memory.sh wrote such files.
-    None when even that does not make sense (the file is then unreadable)."""
+    None when even that does not make sense (the file is then unreadable), or when what it holds
+    passes the limits `parse` keeps."""
+    try:
+        return _plain(_lenient_fields(frontmatter), [MAX_FRONTMATTER_NODES])
+    except errors.InvalidInput:
+        return None
+
+
+def _lenient_fields(frontmatter: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     lines = frontmatter.splitlines()
     position = 0
@@ -117,7 +126,7 @@ def parse_lenient(frontmatter: str) -> dict[str, Any] | None:
             continue
         match = _LINE_KEY.match(line)
         if match is None:
-            return None
+            raise _not_lenient()
         key, raw = match.group(1), (match.group(2) or "").strip()
         if raw.startswith("[") and raw.count("[") > raw.count("]"):  # a flow list over several lines
             while position < len(lines) and raw.count("[") > raw.count("]"):
@@ -128,16 +137,17 @@ def parse_lenient(frontmatter: str) -> dict[str, Any] | None:
             while position < len(lines) and (lines[position].startswith((" ", "\t", "-")) or not lines[position].strip()):
                 block.append(lines[position])
                 position += 1
-            try:
-                value = _parse_yaml(f"{key}:\n" + "\n".join(block)).get(key)
-            except errors.InvalidInput:
-                return None
+            value = _parse_yaml(f"{key}:\n" + "\n".join(block)).get(key)
         elif raw[0] in "[{" and raw.count(raw[0]) != raw.count("]}"["[{".index(raw[0])]):
-            return None  # an unclosed list or mapping is a mistake, not a way of writing
+            raise _not_lenient()  # an unclosed list or mapping is a mistake, not a way of writing
         else:
             value = _lenient_value(raw)
         result[key] = merge_repeated(result[key], value) if key in result else value
     return result
+
+
+def _not_lenient() -> errors.InvalidInput:
+    return errors.InvalidInput("the frontmatter is not `key: value` lines either")
 
 
 def _lenient_value(raw: str) -> Any:
@@ -145,6 +155,8 @@ def _lenient_value(raw: str) -> Any:
         return json.loads(raw)  # "quoted", [JSON, lists], numbers, true/false/null
     except ValueError:
         pass
+    except RecursionError:  # nested past Python's stack, far past any memory's fields
+        raise _not_lenient() from None
     if raw.startswith("[") and raw.endswith("]"):
         return [item.strip().strip("'\"") for item in raw[1:-1].split(",") if item.strip()]
     if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"":
@@ -183,7 +195,7 @@ def _parse_yaml(frontmatter: str) -> dict[str, Any]:
         raise errors.InvalidInput("the frontmatter is not a mapping of fields",
                                   "write fields as `key: value` lines")
     budget = [MAX_FRONTMATTER_NODES]
-    fields = {str(key): _plain(value, budget) for key, value in data.items()}
+    fields = {_key(key): _plain(value, budget) for key, value in data.items()}
     for key, values in repeated.items():
         merged = _plain(values[0], budget)
         for value in values[1:]:
@@ -380,22 +392,29 @@ def _with_wiki_lists(frontmatter: str) -> str:
     return "".join(out)
 
 
-def _plain(value: Any, budget: list[int]) -> Any:
-    """Convert YAML values to JSON-friendly ones; refuse alias bombs."""
+def _plain(value: Any, budget: list[int], depth: int = 0) -> Any:
+    """Convert YAML values to JSON-friendly ones; refuse alias bombs, and values nested deeper than
+    any memory needs (an alias inside its own anchor nests without end)."""
     budget[0] -= 1
-    if budget[0] < 0:
-        raise errors.InvalidInput("the frontmatter is too large or too deeply aliased",
+    if budget[0] < 0 or depth > MAX_FRONTMATTER_DEPTH:
+        raise errors.InvalidInput("the frontmatter is too large, too deeply nested or aliased",
                                   "simplify the YAML between the --- lines")
     dates = sys.modules.get("datetime")  # (no date exists before its module is loaded: PyYAML loads it)
     if dates is not None and isinstance(value, (dates.datetime, dates.date)):
         return clock.to_iso(value)
     if isinstance(value, dict):
-        return {str(key): _plain(item, budget) for key, item in value.items()}
+        return {_key(key): _plain(item, budget, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple, set)):
-        return [_plain(item, budget) for item in value]
+        return [_plain(item, budget, depth + 1) for item in value]
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
+    if isinstance(value, str) and not value.isascii():
+        return jsontext.utf8_text(value)  # YAML's "\uD800" escape writes a lone surrogate
     return value
+
+
+def _key(key: Any) -> str:
+    return jsontext.utf8_text(str(key))
 
 
 def wiki_targets(text: str) -> list[str]:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from ..workspace.scopes import Workspace
 
-from ..base import errors, fsutil, redact
+from ..base import errors, fsutil, jsontext, redact
 from ..base.text import decode as decode_text
 
 EXTENSIONS = (".json", ".md", ".txt", ".yaml", ".yml")
@@ -191,18 +191,11 @@ def update_json(workspace: Workspace, given: str, *, patch: str | None = None,
     if not target.relative.lower().endswith(".json"):
         raise errors.InvalidInput(f"{given} is not a .json file", "update-json changes JSON files only")
     if patch is not None:
-        try:
-            patch_value = json.loads(patch)
-        except ValueError as exc:
-            raise errors.InvalidInput(f"--patch is not valid JSON: {exc}",
-                                      """e.g. --patch '{"status": "done"}'""") from None
+        patch_value = _json_value(patch, "--patch is not valid JSON", """e.g. --patch '{"status": "done"}'""")
     with _lock_for(workspace, target):
         _, current_text = read(workspace, given)
-        try:
-            current = json.loads(current_text)
-        except ValueError as exc:
-            raise errors.InvalidInput(f"{target.display} is not valid JSON: {exc}",
-                                      "fix it with `memory file write` first") from None
+        current = _json_value(current_text, f"{target.display} is not valid JSON",
+                              "fix it with `memory file write` first")
         if patch is not None:
             from ..tasks.entity import merge_patch
 
@@ -223,8 +216,8 @@ def _without_secrets(workspace: Workspace, target: MemoryPath, content: str) -> 
     """`content` with its secrets redacted: JSON value by value (see _clean_json), other text whole."""
     if target.relative.lower().endswith(".json"):
         try:
-            value = json.loads(content)
-        except ValueError:
+            value = _json_value(content, "", "")
+        except errors.InvalidInput:
             return content  # verify() says what is wrong with it
         cleaned = _clean_json(workspace, target, value)
         return content if cleaned == value else json.dumps(cleaned, indent=2, ensure_ascii=False) + "\n"
@@ -249,11 +242,8 @@ def verify(target: MemoryPath, content: str) -> str:
         raise errors.InvalidInput(f"the content for {target.display} is larger than {MAX_BYTES // (1024 * 1024)} MiB")
     lower = target.relative.lower()
     if lower.endswith(".json"):
-        try:
-            value = json.loads(text)
-        except ValueError as exc:
-            raise errors.InvalidInput(f"the content for {target.display} is not valid JSON: {exc}",
-                                      "nothing was written; fix the JSON and retry") from None
+        value = _json_value(text, f"the content for {target.display} is not valid JSON",
+                            "nothing was written; fix the JSON and retry")
         if target.is_task_file:
             _verify_task(target, value)
         elif target.relative == "config.json":  # a broken config would stop every command
@@ -282,7 +272,30 @@ def verify(target: MemoryPath, content: str) -> str:
         except yaml.YAMLError as exc:
             raise errors.InvalidInput(f"the content for {target.display} is not valid YAML: "
                                       f"{' '.join(str(exc).split())}", "nothing was written") from None
+        except RecursionError:
+            raise errors.InvalidInput(f"the content for {target.display} is not valid YAML: {_TOO_DEEP}",
+                                      "nothing was written") from None
     return text
+
+
+MAX_DEPTH = 100  # far past any file of the memory directory; the redaction and merge walks recurse
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
+
+
+def _json_value(text: str, problem: str, hint: str) -> Any:
+    """`text` parsed as JSON; InvalidInput saying `problem` and why when it is not JSON, or is
+    nested deeper than MAX_DEPTH."""
+    try:
+        value = jsontext.loads(text)
+    except ValueError as exc:
+        raise errors.InvalidInput(f"{problem}: {exc}", hint) from None
+    level = [value]
+    for _ in range(MAX_DEPTH + 1):  # level by level, without recursing
+        level = [item for node in level if isinstance(node, (dict, list))
+                 for item in (node.values() if isinstance(node, dict) else node)]
+        if not level:
+            return value
+    raise errors.InvalidInput(f"{problem}: {_TOO_DEEP}", hint)
 
 
 def _verify_task(target: MemoryPath, value: Any) -> None:

@@ -155,7 +155,7 @@ def refresh_file_summary(workspace: Workspace, path: str) -> str | None:
     """
     try:
         info = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte, which no file's path holds
         return None
     if not stat.S_ISREG(info.st_mode) or not wants_summary(workspace, path, info.st_size):  # not a pipe or device
         return None

@@ -271,7 +271,8 @@ def start_server(path: bytes, server_script: str) -> None:
     try:
         with open(marker, "wb"):
             pass
-        os.posix_spawn(sys.executable, [sys.executable, "-S", server_script], os.environ, setsid=True,
+        # in UTF-8 mode, as bin/memory and hooks/run start the commands and hooks it runs
+        os.posix_spawn(sys.executable, [sys.executable, "-S", "-X", "utf8", server_script], os.environ, setsid=True,
                        file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                                      (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
                                      (os.POSIX_SPAWN_DUP2, 1, 2)])

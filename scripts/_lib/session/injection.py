@@ -156,7 +156,11 @@ def session_start(workspace: Workspace, *, open_tasks: list[str] | None = None, 
 
 # -- per prompt ------------------------------------------------------------------------------
 
-_PATHISH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|md|json|ya?ml|toml|sql|sh|c|h|cpp|cs)\b")
+# Each alternative starts only where its run of characters starts (what a later start could match,
+# the run's start matches too): without that, a long word with no `/` or extension in it (a pasted
+# blob) is scanned again from each of its positions, quadratic time.
+_PATHISH = re.compile(r"(?<![\w.-])(?:[\w.-]+/)+[\w.-]+"
+                      r"|(?<![\w-])[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|md|json|ya?ml|toml|sql|sh|c|h|cpp|cs)\b")
 
 
 _IDENTIFIER = re.compile(r"(?<![\w$/.-])[A-Za-z_$][\w$]{3,}")

@@ -27,7 +27,8 @@ def memory_directories(workspace: Workspace) -> list[tuple[str, str]]:
 def protected_scope(workspace: Workspace, path: str, cwd: str) -> str | None:
     """The scope whose memory directory `path` is in (symlinks resolved), else None."""
     candidate = os.path.abspath(os.path.join(cwd, expand_user(path, workspace.env)))
-    forms = {candidate, os.path.realpath(candidate)}
+    # a NUL byte ends no path the system takes (Node refuses it too): judged as written, not resolved
+    forms = {candidate} if "\0" in candidate else {candidate, os.path.realpath(candidate)}
     for name, directory in memory_directories(workspace):
         roots = {directory, os.path.realpath(directory)}
         for form in forms:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..workspace.scopes import Workspace
     from .rules import Entries
 
-from ..base import errors, fsutil, stamps
+from ..base import errors, fsutil, jsontext, stamps
 from .entity import ID_RE, STATUSES, index_entry, sort_ids
 from .rules import progress, with_progress
 
@@ -93,7 +93,7 @@ class TaskFiles:
         """The index's stamp recorded at its last write by this store; None without a record."""
         try:
             with open(self.stamp_path, encoding="utf-8") as handle:
-                return json.load(handle).get("index")
+                return jsontext.loads(handle.read()).get("index")
         except (OSError, ValueError, AttributeError):
             return None
 
@@ -105,14 +105,14 @@ class TaskFiles:
         self._stamps, self._touched = None, set()  # look at the directory afresh
         try:
             with open(self.stamp_path, encoding="utf-8") as handle:
-                recorded = json.load(handle)
+                recorded = jsontext.loads(handle.read())
             if recorded.get("index") != stamps.file_stamp(self.index_path) or \
                     recorded.get("progress") != PROGRESS_CURRENT or recorded.get("tasks") != self.fingerprint():
                 return None
             if self.unfinished():
                 return None
             with open(self.index_path, encoding="utf-8") as handle:
-                data = json.load(handle)
+                data = jsontext.loads(handle.read())
             entries = {item["id"]: item for item in data["tasks"]}
             for item in entries.values():
                 if not (item["status"] in STATUSES and "parent" in item and isinstance(item["children"], list)
@@ -153,7 +153,7 @@ class TaskFiles:
 
         try:
             with open(self.index_path, encoding="utf-8") as handle:
-                data = json.load(handle)
+                data = jsontext.loads(handle.read())
         except OSError:
             return []
         except ValueError as exc:
@@ -194,7 +194,7 @@ class TaskFiles:
                 continue
             try:
                 with open(self.tasks_dir / f"{stem}.json", encoding="utf-8") as handle:
-                    yield stem, json.load(handle), None
+                    yield stem, jsontext.loads(handle.read()), None
             except (OSError, ValueError) as exc:
                 yield stem, None, f"not readable JSON: {exc}"
 
@@ -217,7 +217,7 @@ class TaskFiles:
         """The parsed tasks/<id>.json; raises FileNotFoundError, or InvalidInput when it is not readable."""
         try:
             with open(self.tasks_dir / f"{task_id}.json", encoding="utf-8") as handle:
-                entity = json.load(handle)
+                entity = jsontext.loads(handle.read())
         except FileNotFoundError:
             raise
         except (OSError, ValueError) as exc:

@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..base import errors
+from ..base import errors, jsontext
 
 CONFIG_NAME = "config.json"
 
@@ -87,10 +87,11 @@ def read_file(path: Path) -> dict[str, Any] | None:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = jsontext.loads(text)
+    except ValueError as exc:  # (also a number too long to convert, or nesting past the stack)
+        where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise errors.ConfigError(
-            f"invalid config {path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+            f"invalid config {path}: not valid JSON ({getattr(exc, 'msg', exc)}{where})",
             "fix the JSON syntax, or delete the file to use the defaults") from None
     if not isinstance(data, dict):
         raise errors.ConfigError(f"invalid config {path}: the top level must be a JSON object",
@@ -185,8 +186,8 @@ def load(paths: list[Path]) -> Config:
 def parse_value(text: str) -> Any:
     """A value typed on the command line: JSON when it parses (true, 3, ["a"]), else a string."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return jsontext.loads(text)
+    except ValueError:
         return text
 
 

@@ -178,7 +178,7 @@ class Workspace:
             try:
                 found.append(self.scope(name))
             except errors.ScopeUnavailable as exc:
-                if name == "enterprise" or "leads outside the project" in exc.message:
+                if name == "enterprise" or "leads outside the project" in exc.message or "not UTF-8" in exc.message:
                     self.warn(f"skipping {name} scope: {exc.message}")  # (no project scope in $HOME: silent)
         return found
 
@@ -207,6 +207,11 @@ class Workspace:
 
     def _make(self, name: str, root: Path) -> Scope:
         root = Path(os.path.abspath(root))
+        if not fsutil.from_utf8(str(root)):  # its catalog, journal and JSON files name it in UTF-8
+            raise errors.ScopeUnavailable(
+                f"the {name} memory directory {fsutil.printable(str(root))} is not UTF-8 text; it is not used",
+                "move it (or the directory holding it) to a path in UTF-8"
+                + (", or set HOME to one" if name == "global" else ", or work with --scope global"))
         if name in ("project", "local"):
             self._refuse_escaping_root(name, root)
         if _writable(root) and fsutil.escapes(root / CACHE_DIR_NAME, root) is None:
