@@ -6,7 +6,6 @@ A mixin of Catalog: it works on the catalog's connection, scope and meta marks.
 
 from __future__ import annotations
 
-import json
 import os
 
 from ..base import clock, jsontext
