@@ -280,7 +280,7 @@ def imported(result: Any) -> set[str]:
 
 
 def test_requests_is_imported_only_when_the_provider_is_asked(env: Env, stub: EmbeddingStub) -> None:
-    profile = {"PYTHONPROFILEIMPORTTIME": "1"}
+    profile = {"PYTHONPROFILEIMPORTTIME": "1", "MEMORY_HOOK_SERVER": "off"}  # (what the command itself imports)
     configure(env, provider="disabled")
     assert "urllib3" not in imported(write_note(env, "Quiet", env=profile))
     with refused_url() as url:

@@ -247,7 +247,7 @@ def test_matrix_read_list_search_delete_never_load_the_model(env: Env, model_dir
     configure(env, embeddedModel=str(model_dir))
     keep = write(env, "Pin the base image", "decision", "Pin images by digest.")
     gone = write(env, "Old note", "learning", "Remove me.")
-    profile = {"PYTHONPROFILEIMPORTTIME": "1"}
+    profile = {"PYTHONPROFILEIMPORTTIME": "1", "MEMORY_HOOK_SERVER": "off"}  # (what the command itself imports)
     for command in (["read", keep], ["list"], ["search", "digest"], ["delete", gone]):
         result = env.ok(*command, env=profile)
         assert not {"_lib.vectors.staticmodel", "_lib.vectors.embedded"} & modules(result), command
