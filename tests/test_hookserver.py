@@ -396,6 +396,30 @@ def test_a_signal_to_a_served_command_acts_as_on_its_own_process(hooks: Hooks, s
     assert not list(hooks.memory_dir.glob("*interrupted*"))
 
 
+def test_a_server_started_by_a_caller_ignoring_interrupts_passes_them_on_later(hooks: Hooks, tmp_path: Path) -> None:
+    # a hook run from `... &` in a script ignores Ctrl-C and starts the server: the server's
+    # children, which serve every later caller, start with signals as a process does
+    env = hooks.environ()
+    first = hook(REPO, "memory-context", read_payload(hooks), env, cwd=hooks.project,
+                 inside=["sh", "-c", 'trap "" INT; exec "$@"', "sh"])
+    assert not first.served
+    for _ in range(200):  # the server starts in the background: some hook soon hands over to it
+        if hook(REPO, "memory-context", read_payload(hooks), env, cwd=hooks.project).served:
+            break
+    else:
+        pytest.fail("no hook was handed over to the server the first hook started")
+    fifo = tmp_path / "body.fifo"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-S", "-X", "importtime", str(REPO / "scripts" / "memory.py"), "write",
+                             "Interrupted", "--file", str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=hooks.project, env=env)
+    with open(fifo, "wb"):  # opened once the command opens it to read: it is running
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    run = Run(proc.returncode, out.decode(), err.decode())
+    assert run.served and (run.code, own_lines(run.err)) == (130, "error: interrupted")
+
+
 def test_a_served_command_keeps_its_resource_limits(hooks: Hooks, server: Server) -> None:
     # `ulimit -f 1`: a write past 512 bytes fails (EFBIG: Python ignores SIGXFSZ), served or not
     body = "A long body. " * 200
