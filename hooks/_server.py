@@ -45,6 +45,7 @@ def main() -> int:
     if hookserver.servers_running(os.path.dirname(path)) > hookserver.MAX_SERVERS:
         print(f"no server: {hookserver.MAX_SERVERS} others are running", file=sys.stderr)
         return 0
+    hookserver.reset_signals()
     hookserver.preload(COMMANDS)
     listener = hookserver.Listener(path, idle=hookserver.idle_seconds(os.environ), code=ROOT)
     print(f"listening {os.fsdecode(path)}", flush=True)

@@ -271,14 +271,8 @@ def start_server(path: bytes, server_script: str) -> None:
     try:
         with open(marker, "wb"):
             pass
-        # In UTF-8 mode, as bin/memory and hooks/run start the commands and hooks it runs. Signals as
-        # a process starts with them: this caller may ignore some (`nohup`, `&` in a script), and the
-        # server's children, which serve every later caller, would ignore them too (the caller's
-        # own ignoring is kept by not passing them on).
-        import _signal
-
+        # in UTF-8 mode, as bin/memory and hooks/run start the commands and hooks it runs
         os.posix_spawn(sys.executable, [sys.executable, "-S", "-X", "utf8", server_script], os.environ, setsid=True,
-                       setsigmask=(), setsigdef=(_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT),
                        file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                                      (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
                                      (os.POSIX_SPAWN_DUP2, 1, 2)])

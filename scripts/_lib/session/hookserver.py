@@ -61,6 +61,18 @@ def servers_running(directory: bytes) -> int:
     return running
 
 
+def reset_signals() -> None:
+    """Signals as a process starts with them, whoever started the server: its first caller may
+    ignore some (`nohup`, `&` in a script) or block them, and the children, which serve every
+    later caller, would inherit that (a caller's own ignoring is kept: it does not pass them on)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+
+
 def preload(more: Iterable[str] = ()) -> None:
     """Import what the hooks use (and the modules `more` names) and compile their regular
     expressions, then keep it all out of the garbage collector's sight: a child that walked
