@@ -96,6 +96,8 @@ def run(main: Callable[[list[str]], int]) -> NoReturn:
 
     Workspace.progress = staticmethod(_progress)  # type: ignore[assignment]
     _escape_what_output_cannot_hold()
+    if _is_terminal(sys.stdout):
+        sys.stdout = _TerminalText(sys.stdout)  # type: ignore[assignment]
     try:
         _require_utf8(sys.argv[1:])
         code = main(sys.argv[1:])
@@ -130,6 +132,34 @@ def _escape_what_output_cannot_hold() -> None:
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
         if encoding != "utf8" and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+
+
+# Characters that act on a terminal instead of showing: C0 and C1 controls (escape sequences,
+# a bell, a carriage return that writes over a line) and bidirectional overrides (text shown
+# in another order than it reads). A memory pulled from a teammate can hold any of them.
+_TERMINAL_CONTROLS = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if code not in (9, 10)}
+_TERMINAL_CONTROLS.update({code: f"\\u{code:04x}" for code in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+class _TerminalText:
+    """stdout on a terminal: what a command prints shows control characters as escapes (`\\x1b`);
+    piped or redirected output stays exact (`memory read` copies a file byte for byte)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(text.translate(_TERMINAL_CONTROLS))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _require_utf8(arguments: list[str]) -> None:

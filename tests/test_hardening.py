@@ -1323,6 +1323,45 @@ def test_an_argument_that_is_not_utf8_gets_one_error_line_and_changes_nothing(en
     assert snapshot(env.project_dir) == before
 
 
+def _on_a_terminal(env: Env, *args: str) -> bytes:
+    """What `memory ARGS` shows when its stdout is a terminal (a pseudo-terminal here)."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen([str(REPO / "bin" / "memory"), *args], stdout=terminal, stderr=subprocess.DEVNULL,
+                            cwd=env.project, env=env.environ())
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # (EIO: the command ended and closed its side)
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    assert proc.wait(timeout=60) == 0
+    return shown
+
+
+def test_control_characters_of_a_pulled_memory_never_reach_a_terminal(env: Env) -> None:
+    """A memory written by hand or another tool (pulled from a teammate) can hold escape sequences,
+    a bell or a right-to-left override: on a terminal they show as escapes; piped, output is exact."""
+    text = ('---\ntype: learning\ntitle: "Evil \\e]0;pwned\\a title \\u202e gnp.exe"\ntags:\n  - evil\n'
+            'created: "2026-01-01T00:00:00Z"\nupdated: "2026-01-01T00:00:00Z"\n---\n\n'
+            "# Evil\n\nA body with \x1b[31mred\x1b[0m evil text.\n")
+    env.project_dir.mkdir(parents=True, exist_ok=True)
+    (env.project_dir / "learning-evil.md").write_text(text)
+    for args in (("list",), ("search", "evil"), ("read", "learning-evil"), ("health",)):
+        shown = _on_a_terminal(env, *args)
+        assert b"evil" in shown.lower(), (args, shown)
+        for acting in (b"\x1b", b"\x07", "\u202e".encode()):
+            assert acting not in shown, (args, acting, shown)
+    assert "\\x1b]0;pwned\\x07" in _on_a_terminal(env, "list").decode()
+    assert env.ok("read", "learning-evil").out.encode().count(b"\x1b") == 2  # piped: the file as it is
+
+
 def test_very_long_names_give_one_error_line(env: Env) -> None:
     name = "a" * 300
     for args in (("read", name), ("write", "T", "--slug", name, "--tags", "x"), ("file", "read", f".claude/memory/{name}.md"),
