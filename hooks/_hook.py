@@ -48,7 +48,7 @@ def read_payload() -> "dict[str, Any] | None":
         raw = sys.stdin.buffer.read(8 * 1024 * 1024)
         payload = jsontext.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
         if b"\\ud" in raw or b"\\uD" in raw:  # a surrogate escape, perhaps a lone one
-            payload = jsontext.as_node_writes(payload)
+            payload = jsontext.utf8_values(payload)
     except (OSError, ValueError, RecursionError):  # (mending a payload nested past the stack, as no tool's input is)
         return None
     return payload if isinstance(payload, dict) else None

@@ -250,6 +250,24 @@ def test_broken_task_files_are_health_errors_repair_leaves_alone(env: Env) -> No
     assert (tasks_dir(env) / "3.json").read_text() == "{not json"
 
 
+def test_a_task_file_holding_half_an_emoji_is_read_as_utf8_can_hold_it(env: Env) -> None:
+    # a hand edit or a tool that cut a string between the two halves of an emoji ("\\ud83d" in the
+    # JSON): every task command, export and import go on, the half read as U+FFFD
+    env.ok("task", "add", "--title", "Ship login")
+    entity = task_file(env, "1")
+    entity["title"] = "Ship HALF login"
+    (tasks_dir(env) / "1.json").write_text(json.dumps(entity).replace("HALF", "\\ud83d"))
+    assert "Ship \ufffd login" in env.ok("task", "list").out
+    env.ok("task", "status", "1", "in-progress")
+    assert task_file(env, "1")["title"] == "Ship \ufffd login"
+    exported = env.ok("export", "--scope", "project").out
+    document = env.root / "cut.json"
+    document.write_text(exported.replace("\ufffd", "\\ud83d").replace("2026-", "2099-"))
+    imported = env.ok("import", str(document), "--scope", "project", "--json").json()
+    assert imported["tasksReplaced"] == ["1"]
+    assert task_file(env, "1")["title"] == "Ship \ufffd login"
+
+
 # -- temp files ---------------------------------------------------------------------------------------
 
 def test_temp_files_of_killed_writes_are_removed_by_the_next_command_and_gitignored(env: Env) -> None:

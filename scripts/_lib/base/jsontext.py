@@ -63,16 +63,17 @@ def _loads(text: str | bytes) -> Any:
     return json.loads(text)
 
 
-def as_node_writes(value: Any) -> Any:
-    """`value` with each string as Node (which runs Claude Code's tools) encodes it in UTF-8: a
-    lone surrogate, which JSON carries and UTF-8 cannot, becomes U+FFFD. A hook then judges the
-    path or command the tool will use, and no string of the payload fails to encode."""
+def utf8_values(value: Any) -> Any:
+    """`value` (parsed JSON) with each string as UTF-8 can hold it (`utf8_text`): a lone surrogate,
+    which a JSON escape can write, becomes U+FFFD, as Node (which runs Claude Code's tools)
+    encodes it. A hook then judges the path or command the tool will use, and a task file or
+    an import cut between the halves of an emoji can still be written back."""
     if isinstance(value, str):
         return utf8_text(value)
     if isinstance(value, list):
-        return [as_node_writes(item) for item in value]
+        return [utf8_values(item) for item in value]
     if isinstance(value, dict):
-        return {as_node_writes(key): as_node_writes(item) for key, item in value.items()}
+        return {utf8_values(key): utf8_values(item) for key, item in value.items()}
     return value
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..catalog.catalog import Catalog
     from ..workspace.scopes import Workspace
 
-from ..base import clock, errors, fsutil, paths, redact, schema
+from ..base import clock, errors, fsutil, jsontext, paths, redact, schema
 from ..model import frontmatter, graph, memory, predecessor
 from ..workspace import layout
 from ..catalog.catalog import open_catalog
@@ -132,7 +132,7 @@ def _load_document(source: str) -> dict[str, Any]:
     except OSError as exc:
         raise errors.InvalidInput(f"cannot read {source}: {exc.strerror}") from None
     try:
-        return json.loads(raw)  # import_document checks it against the schema
+        return jsontext.utf8_values(jsontext.loads(raw))  # import_document checks it against the schema
     except (ValueError, UnicodeDecodeError):
         raise errors.InvalidInput(f"{source} is not a JSON document",
                                   "give a file written by `memory export`") from None

@@ -194,7 +194,7 @@ class TaskFiles:
                 continue
             try:
                 with open(self.tasks_dir / f"{stem}.json", encoding="utf-8") as handle:
-                    yield stem, jsontext.loads(handle.read()), None
+                    yield stem, jsontext.utf8_values(jsontext.loads(handle.read())), None
             except (OSError, ValueError) as exc:
                 yield stem, None, f"not readable JSON: {exc}"
 
@@ -217,7 +217,7 @@ class TaskFiles:
         """The parsed tasks/<id>.json; raises FileNotFoundError, or InvalidInput when it is not readable."""
         try:
             with open(self.tasks_dir / f"{task_id}.json", encoding="utf-8") as handle:
-                entity = jsontext.loads(handle.read())
+                entity = jsontext.utf8_values(jsontext.loads(handle.read()))  # (a hand edit may cut an emoji)
         except FileNotFoundError:
             raise
         except (OSError, ValueError) as exc:
