@@ -1362,6 +1362,20 @@ def test_control_characters_of_a_pulled_memory_never_reach_a_terminal(env: Env) 
     assert env.ok("read", "learning-evil").out.encode().count(b"\x1b") == 2  # piped: the file as it is
 
 
+def test_a_memory_file_that_cannot_be_read_is_named_as_broken_not_missing(env: Env) -> None:
+    # the catalog has no memory for it, but "no memory 'x'" (while `write --slug x` says it
+    # exists) would send the user looking elsewhere
+    env.ok("write", "Neighbour", "--type", "learning", "--tags", "x")
+    broken = env.write_broken(env.project_dir / "learning-broken.md", "not a memory at all\n")
+    for args in (("update", "learning-broken", "--append", "x"), ("delete", "learning-broken"),
+                 ("link", "learning-broken", "learning-neighbour"), ("link", "learning-neighbour", "learning-broken"),
+                 ("rename", "learning-broken", "learning-fixed"), ("quality", "learning-broken"),
+                 ("read", "learning-broken")):
+        refused = env.fails(*args)
+        assert f"memory file {broken} is broken: no YAML frontmatter" in refused.err, (args, refused.err)
+    assert broken.read_text() == "not a memory at all\n"
+
+
 def test_very_long_names_give_one_error_line(env: Env) -> None:
     name = "a" * 300
     for args in (("read", name), ("write", "T", "--slug", name, "--tags", "x"), ("file", "read", f".claude/memory/{name}.md"),

@@ -451,14 +451,15 @@ def hub_suggestion(catalog: Catalog, item: Memory) -> str | None:
 
 def assess_slug(workspace: Workspace, slug: str, scope: str | None = None) -> Quality:
     """The quality of memory `slug` in the most specific scope holding it."""
-    from ..ops import store
+    from ..ops import lookup, store
 
     found, _ = store.locate(workspace, slug, scope)
     with open_catalog(workspace, found) as catalog:
         assert catalog is not None
         entry = catalog.get(slug)
         if entry is None:
-            raise errors.NotFound(f"no memory {slug!r} in {found.name} scope", "run `memory list` to see what exists")
+            raise lookup.broken(found, slug) or errors.NotFound(f"no memory {slug!r} in {found.name} scope",
+                                                                "run `memory list` to see what exists")
         item = memory.read_file(entry.path, found.name, root=found.root)
         return assess(item, GraphView(catalog).facts(slug), hub_hint=hub_suggestion(catalog, item))
 

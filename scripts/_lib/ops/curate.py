@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from ..catalog.catalog import Catalog, Entry
 
+from . import lookup
 from ..base import errors, redact
 from ..catalog import rollback
 from ..catalog.catalog import open_catalog
@@ -166,7 +167,8 @@ def _plan(catalog: Catalog, slugs: list[str], edit: Any, result: Curated) -> Pla
     for slug in slugs:
         entry = catalog.get(slug)
         if entry is None:
-            raise errors.NotFound(f"no memory {slug!r} in {scope.name} scope", "run `memory list` to see what exists")
+            raise lookup.broken(scope, slug) or errors.NotFound(f"no memory {slug!r} in {scope.name} scope",
+                                                                "run `memory list` to see what exists")
         item = memory.read_file(entry.path, scope.name, root=scope.root)
         (result.changed if edit(plan, item, catalog) else result.unchanged).append((scope.name, slug))
     return plan

@@ -13,6 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterator
 
+from . import lookup
 from ..base import clock, errors, fsutil
 from ..model import frontmatter, graph, memory, predecessor
 from ..catalog import rollback
@@ -50,7 +51,7 @@ def refuse_missing(workspace: Workspace, scope_name: str, slug: str) -> None:
                 raise errors.InvalidInput(
                     f"cannot link across scopes: {slug!r} is in the {other.name} scope, not {scope_name}",
                     "links join memories of one scope only; move or copy one of them")
-    raise errors.NotFound(f"no memory {slug!r} in {scope_name} scope", "run `memory list` to see what exists")
+    raise lookup.not_found(workspace, slug, [workspace.scope(scope_name)])
 
 
 def current_labels(catalog: Catalog, source: str, target: str) -> list[str]:

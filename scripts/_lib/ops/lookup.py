@@ -45,6 +45,10 @@ def locate(workspace: Workspace, slug: str, scope: str | None = None) -> tuple[S
 
 
 def not_found(workspace: Workspace, slug: str, scopes: list[Scope]) -> errors.NotFound:
+    for candidate in scopes:
+        problem = broken(candidate, slug)
+        if problem is not None:
+            return problem
     known: set[str] = set()
     for candidate in scopes:
         with open_catalog(workspace, candidate, refresh=False) as catalog:
@@ -58,3 +62,19 @@ def not_found(workspace: Workspace, slug: str, scopes: list[Scope]) -> errors.No
     where = scopes[0].name + " scope" if len(scopes) == 1 else "any scope"
     hint = ("did you mean: " + ", ".join(close)) if close else "run `memory list` to see what exists"
     return errors.NotFound(f"no memory {slug!r} in {where}", hint)
+
+
+def broken(scope: Scope, slug: str) -> errors.NotFound | None:
+    """The error for `slug` when its file is there but holds no memory that can be read (the
+    catalog then has none): what is wrong with the file, not "no memory"."""
+    path = scope.root / f"{slug}.md"
+    if not path.is_file():
+        return None
+    try:
+        memory.read_file(path, scope.name, root=scope.root)
+    except errors.InvalidInput as exc:
+        return errors.NotFound(f"memory file {path} is broken: {exc.message}",
+                               exc.hint or "fix the file, then run `memory health`")
+    except errors.Error:
+        pass
+    return None

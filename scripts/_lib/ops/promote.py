@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from ..catalog.catalog import Catalog, Entry
 
+from . import lookup
 from ..base import clock, errors, redact
 from ..catalog import maintenance as queries
 from ..catalog import rollback
@@ -171,8 +172,8 @@ def _plan(workspace: Workspace, source: Catalog, target: Catalog | None, target_
     for slug in slugs:
         entry = source.get(slug)
         if entry is None:
-            raise errors.NotFound(f"no memory {slug!r} in {source.scope.name} scope",
-                                  "run `memory list` to see what exists")
+            raise lookup.broken(source.scope, slug) or errors.NotFound(
+                f"no memory {slug!r} in {source.scope.name} scope", "run `memory list` to see what exists")
         origin = f"{source.scope.name}:{slug}"
         item = memory.read_file(entry.path, source.scope.name, root=source.scope.root)
         left = [(edge.target, edge.label) for edge in source.edges(slug) if edge.target not in moving]

@@ -19,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+from . import lookup
 from ..base import errors
 from ..catalog import maintenance as queries
 from ..catalog import rollback
@@ -88,7 +89,8 @@ def _plan(catalog: Catalog, old: str, new: str) -> tuple[Plan, list[str], str]:
     scope = catalog.scope
     entry = catalog.get(old)
     if entry is None:
-        raise errors.NotFound(f"no memory {old!r} in {scope.name} scope", "run `memory list` to see what exists")
+        raise lookup.broken(scope, old) or errors.NotFound(f"no memory {old!r} in {scope.name} scope",
+                                                           "run `memory list` to see what exists")
     item = memory.read_file(entry.path, scope.name, root=scope.root)
     target = entry.path.parent / f"{new}.md"
     plan = Plan(catalog)
