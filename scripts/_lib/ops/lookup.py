@@ -68,7 +68,7 @@ def broken(scope: Scope, slug: str) -> errors.NotFound | None:
     """The error for `slug` when its file is there but holds no memory that can be read (the
     catalog then has none): what is wrong with the file, not "no memory"."""
     path = scope.root / f"{slug}.md"
-    if not path.is_file():
+    if path.name.lower() in NOT_MEMORIES or not path.is_file():  # (index.md is no memory, broken or not)
         return None
     try:
         memory.read_file(path, scope.name, root=scope.root)
