@@ -115,7 +115,7 @@ def _stdin_text() -> str:
             raise missing
     raw = sys.stdin.buffer.read(memfiles.MAX_BYTES + 1)
     if len(raw) > memfiles.MAX_BYTES:
-        raise errors.InvalidInput(f"stdin is larger than {memfiles.MAX_BYTES // (1024 * 1024)} MiB")
+        raise errors.InvalidInput(f"stdin is larger than {memfiles.MAX_BYTES // (1024 * 1024)} MiB", memfiles.TOO_LARGE_HINT)
     return decode_text(raw, "stdin", hint="memory files are text")
 
 

@@ -102,6 +102,9 @@ def test_invalid_content_is_never_written(env: Env) -> None:
     assert not (env.project_dir / "x.yaml").exists()
     assert "NUL" in env.fails("file", "write", "x.txt", stdin=b"a\x00b").err
     assert "UTF-8" in env.fails("file", "write", "x.txt", stdin=b"\xff\xfe").err
+    too_large = env.fails("file", "write", "x.txt", stdin=b"x" * (4 * 1024 * 1024 + 1)).err
+    assert "larger than 4 MiB" in too_large and "\nhint: " in too_large
+    assert not (env.project_dir / "x.txt").exists()
     assert not [name for name in os.listdir(env.project_dir) if name.endswith(".tmp")]
 
 

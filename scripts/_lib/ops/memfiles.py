@@ -38,6 +38,7 @@ from ..base.text import decode as decode_text
 EXTENSIONS = (".json", ".md", ".txt", ".yaml", ".yml")
 PREFIX = ".claude/memory/"
 MAX_BYTES = 4 * 1024 * 1024
+TOO_LARGE_HINT = "memory files are notes, not data: split it, or keep the data in the repository and link to it"
 DERIVED_DIRS = {".cache": "it holds caches and locks the plugin keeps itself",
                 ".embedding-cache": "it holds cached embeddings, recomputed when needed"}
 DERIVED_FILES = {"index.json": "`memory reindex` rebuilds it from the memory files",
@@ -239,7 +240,8 @@ def verify(target: MemoryPath, content: str) -> str:
         raise errors.InvalidInput(f"the content for {target.display} holds NUL bytes", "memory files are text")
     text = content.replace("\r\n", "\n")
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        raise errors.InvalidInput(f"the content for {target.display} is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+        raise errors.InvalidInput(f"the content for {target.display} is larger than {MAX_BYTES // (1024 * 1024)} MiB",
+                                  TOO_LARGE_HINT)
     lower = target.relative.lower()
     if lower.endswith(".json"):
         value = _json_value(text, f"the content for {target.display} is not valid JSON",
@@ -364,5 +366,5 @@ def _after_write(workspace: Workspace, target: MemoryPath) -> None:
 
 def _decode(raw: bytes, display: str) -> str:
     if len(raw) > MAX_BYTES:
-        raise errors.InvalidInput(f"{display} is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+        raise errors.InvalidInput(f"{display} is larger than {MAX_BYTES // (1024 * 1024)} MiB", TOO_LARGE_HINT)
     return decode_text(raw, display, hint="memory files are text")
