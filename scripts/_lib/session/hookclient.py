@@ -202,9 +202,17 @@ class _SignalsPassedOn:
             self._pass_on(signal)
 
     def commit(self) -> None:
-        self.committed = True
-        for signal in self.received:
-            self._pass_on(signal)
+        import _signal
+
+        # held while the ones received so far are passed on: one arriving meanwhile is passed on
+        # by its handler once, not by the handler and this loop both
+        held = _signal.pthread_sigmask(_signal.SIG_BLOCK, self.previous)
+        try:
+            self.committed = True
+            for signal in self.received:
+                self._pass_on(signal)
+        finally:
+            _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
 
     def _pass_on(self, signal: int) -> None:
         try:
