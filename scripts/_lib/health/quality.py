@@ -458,8 +458,7 @@ def assess_slug(workspace: Workspace, slug: str, scope: str | None = None) -> Qu
         assert catalog is not None
         entry = catalog.get(slug)
         if entry is None:
-            raise lookup.broken(found, slug) or errors.NotFound(f"no memory {slug!r} in {found.name} scope",
-                                                                "run `memory list` to see what exists")
+            raise lookup.absent(found, slug)
         item = memory.read_file(entry.path, found.name, root=found.root)
         return assess(item, GraphView(catalog).facts(slug), hub_hint=hub_suggestion(catalog, item))
 

@@ -167,8 +167,7 @@ def _plan(catalog: Catalog, slugs: list[str], edit: Any, result: Curated) -> Pla
     for slug in slugs:
         entry = catalog.get(slug)
         if entry is None:
-            raise lookup.broken(scope, slug) or errors.NotFound(f"no memory {slug!r} in {scope.name} scope",
-                                                                "run `memory list` to see what exists")
+            raise lookup.absent(scope, slug)
         item = memory.read_file(entry.path, scope.name, root=scope.root)
         (result.changed if edit(plan, item, catalog) else result.unchanged).append((scope.name, slug))
     return plan

@@ -64,6 +64,13 @@ def not_found(workspace: Workspace, slug: str, scopes: list[Scope]) -> errors.No
     return errors.NotFound(f"no memory {slug!r} in {where}", hint)
 
 
+def absent(scope: Scope, slug: str) -> errors.NotFound:
+    """The error for `slug` that `scope`'s catalog does not hold: what is wrong with its file when
+    the file is there (`broken`), else that there is no such memory."""
+    return broken(scope, slug) or errors.NotFound(f"no memory {slug!r} in {scope.name} scope",
+                                                  "run `memory list` to see what exists")
+
+
 def broken(scope: Scope, slug: str) -> errors.NotFound | None:
     """The error for `slug` when its file is there but holds no memory that can be read (the
     catalog then has none): what is wrong with the file, not "no memory"."""

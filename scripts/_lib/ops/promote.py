@@ -172,8 +172,7 @@ def _plan(workspace: Workspace, source: Catalog, target: Catalog | None, target_
     for slug in slugs:
         entry = source.get(slug)
         if entry is None:
-            raise lookup.broken(source.scope, slug) or errors.NotFound(
-                f"no memory {slug!r} in {source.scope.name} scope", "run `memory list` to see what exists")
+            raise lookup.absent(source.scope, slug)
         origin = f"{source.scope.name}:{slug}"
         item = memory.read_file(entry.path, source.scope.name, root=source.scope.root)
         left = [(edge.target, edge.label) for edge in source.edges(slug) if edge.target not in moving]

@@ -89,8 +89,7 @@ def _plan(catalog: Catalog, old: str, new: str) -> tuple[Plan, list[str], str]:
     scope = catalog.scope
     entry = catalog.get(old)
     if entry is None:
-        raise lookup.broken(scope, old) or errors.NotFound(f"no memory {old!r} in {scope.name} scope",
-                                                           "run `memory list` to see what exists")
+        raise lookup.absent(scope, old)
     item = memory.read_file(entry.path, scope.name, root=scope.root)
     target = entry.path.parent / f"{new}.md"
     plan = Plan(catalog)
