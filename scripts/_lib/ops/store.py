@@ -257,6 +257,11 @@ def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Me
             raise
         workspace.warn(f"{slug!r} was renamed to {renamed!r}")
         return read(workspace, renamed, scope)
+    return _read_found(workspace, found_scope, path, slug, scope)
+
+
+def _read_found(workspace: Workspace, found_scope: Scope, path: Path, slug: str, scope: str | None) -> memory.Memory:
+    """The memory `slug` from the file `locate` found for it."""
     _repair_index_on_read(workspace, found_scope, path)
     item = _read(path, found_scope, slug)
     if item.slug != slug:  # the flat file's id says otherwise: look it up by id
@@ -271,10 +276,11 @@ def read(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Me
 def find(workspace: Workspace, slug: str, scope: str | None = None) -> memory.Memory | None:
     """The memory `slug`, or None when no scope holds it: for callers to whom both are normal
     (capture creates or refreshes), so no close slugs are looked for to suggest."""
-    if lookup.find(workspace, slug, scope) is None:
+    found = lookup.find(workspace, slug, scope)
+    if found is None:
         return None
     try:
-        return read(workspace, slug, scope)
+        return _read_found(workspace, *found, slug, scope)
     except errors.NotFound:
         return None
 
