@@ -193,8 +193,7 @@ class TaskFiles:
                 yield stem, None, "the file name is not a WBS id (1, 1.2 or 1.2.3)"
                 continue
             try:
-                with open(self.tasks_dir / f"{stem}.json", encoding="utf-8") as handle:
-                    yield stem, jsontext.utf8_values(jsontext.loads(handle.read())), None
+                yield stem, self._parsed(stem), None
             except (OSError, ValueError) as exc:
                 yield stem, None, f"not readable JSON: {exc}"
 
@@ -216,8 +215,7 @@ class TaskFiles:
     def read_entity(self, task_id: str) -> Any:
         """The parsed tasks/<id>.json; raises FileNotFoundError, or InvalidInput when it is not readable."""
         try:
-            with open(self.tasks_dir / f"{task_id}.json", encoding="utf-8") as handle:
-                entity = jsontext.utf8_values(jsontext.loads(handle.read()))  # (a hand edit may cut an emoji)
+            entity = self._parsed(task_id)
         except FileNotFoundError:
             raise
         except (OSError, ValueError) as exc:
@@ -226,6 +224,12 @@ class TaskFiles:
         if not isinstance(entity, dict):
             raise errors.InvalidInput(f"tasks/{task_id}.json is not a JSON object", "run `memory task validate`")
         return entity
+
+    def _parsed(self, task_id: str) -> Any:
+        """tasks/<id>.json parsed, a lone surrogate (a hand edit that cut an emoji) as U+FFFD;
+        OSError or ValueError when it cannot be read."""
+        with open(self.tasks_dir / f"{task_id}.json", encoding="utf-8") as handle:
+            return jsontext.utf8_values(jsontext.loads(handle.read()))
 
     def stems(self) -> list[str]:
         """The ids of every tasks/<id>.json, readable or not (as last scanned, when nothing was written since)."""
