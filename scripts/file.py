@@ -8,7 +8,6 @@ import sys
 
 import _cli
 from _lib.base import errors
-from _lib.base.text import decode as decode_text
 from _lib.ops import memfiles
 from _lib.workspace.scopes import Workspace
 
@@ -113,10 +112,7 @@ def _stdin_text() -> str:
         ready, _, _ = select.select([sys.stdin], [], [], STDIN_WAIT_SECONDS)
         if not ready:
             raise missing
-    raw = sys.stdin.buffer.read(memfiles.MAX_BYTES + 1)
-    if len(raw) > memfiles.MAX_BYTES:
-        raise errors.InvalidInput(f"stdin is larger than {memfiles.MAX_BYTES // (1024 * 1024)} MiB", memfiles.TOO_LARGE_HINT)
-    return decode_text(raw, "stdin", hint="memory files are text")
+    return memfiles.decode(sys.stdin.buffer.read(memfiles.MAX_BYTES + 1), "stdin")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from ..base.text import decode as decode_text
 EXTENSIONS = (".json", ".md", ".txt", ".yaml", ".yml")
 PREFIX = ".claude/memory/"
 MAX_BYTES = 4 * 1024 * 1024
-TOO_LARGE_HINT = "memory files are notes, not data: split it, or keep the data in the repository and link to it"
+_TOO_LARGE_HINT = "memory files are notes, not data: split it, or keep the data in the repository and link to it"
 DERIVED_DIRS = {".cache": "it holds caches and locks the plugin keeps itself",
                 ".embedding-cache": "it holds cached embeddings, recomputed when needed"}
 DERIVED_FILES = {"index.json": "`memory reindex` rebuilds it from the memory files",
@@ -169,7 +169,7 @@ def read(workspace: Workspace, given: str) -> tuple[MemoryPath, str]:
     except OSError as exc:
         raise errors.InvalidInput(f"cannot read {target.display}: {exc.strerror}",
                                   "check the path: `memory file read` takes a file under .claude/memory/") from None
-    return target, _decode(raw, target.display)
+    return target, decode(raw, target.display)
 
 
 def write(workspace: Workspace, given: str, content: str) -> MemoryPath:
@@ -241,7 +241,7 @@ def verify(target: MemoryPath, content: str) -> str:
     text = content.replace("\r\n", "\n")
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise errors.InvalidInput(f"the content for {target.display} is larger than {MAX_BYTES // (1024 * 1024)} MiB",
-                                  TOO_LARGE_HINT)
+                                  _TOO_LARGE_HINT)
     lower = target.relative.lower()
     if lower.endswith(".json"):
         value = _json_value(text, f"the content for {target.display} is not valid JSON",
@@ -364,7 +364,9 @@ def _after_write(workspace: Workspace, target: MemoryPath) -> None:
                        "`memory task validate` checks the invariants (--fix repairs roll-up and progress)")
 
 
-def _decode(raw: bytes, display: str) -> str:
+def decode(raw: bytes, display: str) -> str:
+    """The text of a memory file's bytes (`display` names them in errors): refused when over
+    MAX_BYTES or not UTF-8 text."""
     if len(raw) > MAX_BYTES:
-        raise errors.InvalidInput(f"{display} is larger than {MAX_BYTES // (1024 * 1024)} MiB", TOO_LARGE_HINT)
+        raise errors.InvalidInput(f"{display} is larger than {MAX_BYTES // (1024 * 1024)} MiB", _TOO_LARGE_HINT)
     return decode_text(raw, display, hint="memory files are text")
