@@ -33,7 +33,8 @@ PRELOAD = (  # what the hooks import between them (a module left out is imported
     "_lib.ops.lookup", "_lib.ops.search", "_lib.ops.store", "_lib.catalog.catalog", "_lib.catalog.queries",
     "_lib.catalog.readable", "_lib.catalog.rollback", "_lib.workspace.runtime", "_lib.base.redact",
     "_lib.tasks.validation", "_lib.tasks.trust", "_lib.ops.retention", "_lib.session.bootstrap",
-    "_lib.vectors.backfill", "_lib.vectors.embedded", "unicodedata", "bisect", "fcntl", "resource", "select", "shlex", "signal", "traceback", "_sha256")
+    "_lib.vectors.backfill", "_lib.vectors.embedded", "unicodedata", "bisect", "fcntl", "resource", "select",
+    "shlex", "signal", "traceback", "_sha256")
 
 
 MAX_SERVERS = 8  # per user and temp directory (each holds some 20 MB): past it, callers do their work themselves
