@@ -29,6 +29,11 @@ class ScopeUnavailable(Error):
     """A scope was asked for that is disabled, unconfigured or unreachable."""
 
 
+class ScopeRefused(ScopeUnavailable):
+    """A scope whose directory is there but is not used (it leads outside its project, or its
+    path is not UTF-8): a command reading every scope says so as it skips it."""
+
+
 class Conflict(Error):
     """The operation contradicts the current state (e.g. a slug already taken)."""
 

@@ -178,7 +178,7 @@ class Workspace:
             try:
                 found.append(self.scope(name))
             except errors.ScopeUnavailable as exc:
-                if name == "enterprise" or "leads outside the project" in exc.message or "not UTF-8" in exc.message:
+                if name == "enterprise" or isinstance(exc, errors.ScopeRefused):
                     self.warn(f"skipping {name} scope: {exc.message}")  # (no project scope in $HOME: silent)
         return found
 
@@ -208,7 +208,7 @@ class Workspace:
     def _make(self, name: str, root: Path) -> Scope:
         root = Path(os.path.abspath(root))
         if not fsutil.from_utf8(str(root)):  # its catalog, journal and JSON files name it in UTF-8
-            raise errors.ScopeUnavailable(
+            raise errors.ScopeRefused(
                 f"the {name} memory directory {fsutil.printable(str(root))} is not UTF-8 text; it is not used",
                 "move it (or the directory holding it) to a path in UTF-8"
                 + (", or set HOME to one" if name == "global" else ", or work with --scope global"))
@@ -229,7 +229,7 @@ class Workspace:
         local/) outside the repository would make every command and hook read and write there."""
         outside = fsutil.escapes(root, self.project_dir)
         if outside is not None:
-            raise errors.ScopeUnavailable(
+            raise errors.ScopeRefused(
                 f"the {name} memory directory {root} leads outside the project {self.project_dir} "
                 f"(a symbolic link to {outside}); it is not used",
                 "replace the link with a real directory (or a link that stays inside the project), "
